@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: MIT
+# pith - the only build file. Objects go under build/<profile>/, binaries at
+# the top: `make && ./pith`. See docs/DESIGN.md §1 for the profiles.
+
+CC      ?= cc
+CLANG   ?= clang
+PYTHON  ?= /usr/bin/python3
+FUZZ_SECONDS ?= 60
+
+WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Wvla -Wpointer-arith -Wformat=2 -Wundef
+CSTD    = -std=c11
+OPT     ?= -O2 -g
+CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE
+CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
+
+CORE_SRC   = $(sort $(wildcard src/core/*.c))
+SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
+SERVER_SRC = $(sort $(wildcard src/server/*.c))
+CLI_SRC    = src/cli/config.c src/cli/main.c
+FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC)
+FULL_LIBS  =
+
+UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+
+ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
+        format format-check demo bench
+
+all: pith
+
+# --- full build ---------------------------------------------------------------
+FULL_OBJ = $(patsubst src/%.c,build/full/%.o,$(FULL_SRC))
+build/full/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+
+pith: $(FULL_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
+
+# --- ASan + UBSan build of the same sources -------------------------------------
+ASAN_OBJ = $(patsubst src/%.c,build/asan/%.o,$(FULL_SRC))
+build/asan/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DPITH_ASAN=1 -c $< -o $@
+
+pith-asan: $(ASAN_OBJ)
+	$(CC) $(CFLAGS_ALL) $(ASAN_FLAGS) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
+
+asan: pith-asan
+
+# --- C unit tests of src/core, under ASan + UBSan ---------------------------------
+UNIT_CORE_OBJ = $(patsubst src/%.c,build/unit/%.o,$(CORE_SRC))
+build/unit/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -c $< -o $@
+build/unit/test_%: tests/unit/test_%.c tests/unit/unit.h $(UNIT_CORE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) -Itests/unit $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -o $@ $< $(UNIT_CORE_OBJ)
+
+UNIT_BINS = $(patsubst tests/unit/test_%.c,build/unit/test_%,$(UNIT_SRC))
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do $$t; done
+
+# --- the core builds freestanding, without a libc header in sight ----------------
+# Each file is compiled with -ffreestanding -nostdinc (only the compiler's own
+# headers), the objects are linked together into one relocatable object, and
+# the only undefined symbols allowed are the four memory functions compilers
+# emit calls to and the host's assertion hook.
+FREE_INC = $(shell $(CC) -print-file-name=include)
+FREE_OBJ = $(patsubst src/%.c,build/free/%.o,$(CORE_SRC))
+build/free/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) -ffreestanding -nostdinc -isystem $(FREE_INC) -Isrc $(CSTD) $(WARN) -Os -fno-builtin \
+	    -fno-stack-protector -c $< -o $@
+build/free/core.o: $(FREE_OBJ)
+	$(CC) -nostdlib -r -o $@ $^
+core-freestanding: build/free/core.o
+	@undef=$$(nm -u $< | awk '{print $$2}' | grep -vxE 'memcpy|memmove|memset|memcmp|pith_assert_fail' || true); \
+	if [ -n "$$undef" ]; then echo "src/core needs symbols outside itself: $$undef"; exit 1; fi; \
+	echo "core-freestanding: src/core links alone (-ffreestanding -nostdinc -nostdlib)"
+
+# --- libFuzzer targets ----------------------------------------------------------------
+FUZZ_BINS = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_NAMES))
+build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard src/core/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS_ALL) -Ifuzz $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ $< $(CORE_SRC) $(wildcard fuzz/ref/*.c)
+fuzz: $(FUZZ_BINS)
+
+# Each target runs FUZZ_SECONDS from the checked-in seeds; new inputs go to a
+# scratch corpus under build/ so the tree stays clean.
+fuzz-smoke: $(FUZZ_BINS)
+	@set -e; for n in $(FUZZ_NAMES); do \
+	    rm -rf build/fuzz/corpus_$$n; mkdir -p build/fuzz/corpus_$$n; \
+	    echo "fuzz-smoke: $$n for $(FUZZ_SECONDS) s"; \
+	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -dict=fuzz/http.dict build/fuzz/corpus_$$n fuzz/corpus/$$n 2>build/fuzz/$$n.log \
+	        || { tail -50 build/fuzz/$$n.log; exit 1; }; \
+	    grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$n.log; \
+	done
+
+# --- black-box tests against the live binary ----------------------------------------
+PYTEST = $(PYTHON) -m pytest -q -p no:cacheprovider
+test: pith
+	PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
+
+test-asan: pith-asan
+	PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
+
+check: all core-freestanding unit test asan test-asan fuzz-smoke format-check
+	@echo "make check: all passed"
+
+# --- style --------------------------------------------------------------------------------
+FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] tests/unit/*.[ch] fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+# --- the demo site of the README's Quick start ---------------------------------------
+demo: pith
+	./pith --port 8080 demo
+
+bench: pith
+	bench/run
+
+clean:
+	rm -rf build pith pith-asan
+
+-include $(shell find build -name '*.d' 2>/dev/null)

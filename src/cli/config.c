@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - argv to struct config, and the --help text. libc-free (it uses
+ * core's byte helpers) so the freestanding build can share it. Long flags
+ * follow darkhttpd's spelling, short ones miniserve's; "--flag=value" and
+ * "--flag value" both work; ROOT may stand anywhere, or come as --root.
+ */
+#include "cli/config.h"
+
+#include "core/bytes.h"
+#include "core/core.h"
+
+static const char usage[] =
+    "Usage: pith [OPTIONS] [ROOT]\n"
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1.\n"
+    "\n"
+    "Options:\n"
+    "  -p, --port N              TCP port (default 8080; 0 = any free port, printed at start)\n"
+    "  -a, --addr ADDR           numeric IPv4 or IPv6 address to bind\n"
+    "                            (default: all addresses, IPv6 and IPv4)\n"
+    "  -w, --workers N           worker processes, 1..64 (default: number of CPUs)\n"
+    "      --max-conns N         connections per worker (default 1024)\n"
+    "      --root DIR            the directory to serve (same as ROOT)\n"
+    "      --index NAME          file served for a directory (default index.html)\n"
+    "      --no-listing          answer 403 for a directory without an index file\n"
+    "      --follow-symlinks     follow symlinks that stay beneath ROOT (default: 403)\n"
+    "      --max-age S           Cache-Control max-age in seconds (default 60; 0 = no-cache)\n"
+    "      --timeout-header S    time to receive a whole request head (default 15)\n"
+    "      --timeout-keepalive S idle time between requests (default 5)\n"
+    "      --timeout-send S      time without send progress (default 30)\n"
+    "      --grace S             on SIGTERM, time to finish responses (default 10)\n"
+    "      --log FILE|-          access log in combined format ('-' = stdout; default off)\n"
+    "      --pidfile FILE        write the master's process id to FILE\n"
+    "      --daemon              detach from the terminal (use with --pidfile)\n"
+    "      --user NAME           drop privileges to NAME after binding (when root)\n"
+    "  -q, --quiet               no start line\n"
+    "  -h, --help                show this help and exit\n"
+    "  -V, --version             show the version and exit\n"
+    "\n"
+    "Examples:\n"
+    "  pith                                  serve . on http://localhost:8080/\n"
+    "  pith -p 9000 ./public                 serve ./public on port 9000\n"
+    "  pith --addr 127.0.0.1 --port 0 site   loopback only, any free port\n"
+    "  pith --log access.log --max-age 3600 --no-listing /srv/www\n"
+    "  pith --daemon --pidfile /run/pith.pid --user www-data --port 80 /srv/www\n"
+    "\n"
+    "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
+    "HUP and USR1 reopen the log file.\n"
+    "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
+    "Security: only files beneath ROOT are served; dotfiles (except /.well-known/) and\n"
+    "symlinks are refused with 403; requests are parsed strictly (RFC 9112).\n";
+
+const char *config_usage(void)
+{
+    return usage;
+}
+
+enum kind {
+    K_PORT,
+    K_ADDR,
+    K_WORKERS,
+    K_MAX_CONNS,
+    K_ROOT,
+    K_INDEX,
+    K_NO_LISTING,
+    K_FOLLOW,
+    K_MAX_AGE,
+    K_T_HEADER,
+    K_T_KEEPALIVE,
+    K_T_SEND,
+    K_GRACE,
+    K_LOG,
+    K_PIDFILE,
+    K_DAEMON,
+    K_USER,
+    K_QUIET,
+    K_HELP,
+    K_VERSION,
+};
+
+struct option {
+    const char *name;
+    char short_name;
+    bool takes_value;
+    enum kind kind;
+};
+
+static const struct option options[] = {
+    {"port", 'p', true, K_PORT},
+    {"addr", 'a', true, K_ADDR},
+    {"workers", 'w', true, K_WORKERS},
+    {"max-conns", 0, true, K_MAX_CONNS},
+    {"root", 0, true, K_ROOT},
+    {"index", 0, true, K_INDEX},
+    {"no-listing", 0, false, K_NO_LISTING},
+    {"follow-symlinks", 0, false, K_FOLLOW},
+    {"max-age", 0, true, K_MAX_AGE},
+    {"timeout-header", 0, true, K_T_HEADER},
+    {"timeout-keepalive", 0, true, K_T_KEEPALIVE},
+    {"timeout-send", 0, true, K_T_SEND},
+    {"grace", 0, true, K_GRACE},
+    {"log", 0, true, K_LOG},
+    {"pidfile", 0, true, K_PIDFILE},
+    {"daemon", 0, false, K_DAEMON},
+    {"user", 0, true, K_USER},
+    {"quiet", 'q', false, K_QUIET},
+    {"help", 'h', false, K_HELP},
+    {"version", 'V', false, K_VERSION},
+};
+
+struct parser {
+    struct config *cfg;
+    struct buf reason;
+};
+
+static enum config_verdict fail(struct parser *ps, const char *a, const char *b, const char *c)
+{
+    buf_put_cstr(&ps->reason, a);
+    buf_put_cstr(&ps->reason, b);
+    buf_put_cstr(&ps->reason, c);
+    return CONFIG_USAGE;
+}
+
+/* Parses value as a decimal in [lo, hi]; on failure explains which flag. */
+static bool number(struct parser *ps, const char *flag, const char *value, uint64_t lo, uint64_t hi,
+                   unsigned *out)
+{
+    uint64_t v;
+    if (u64_parse(span_make(value, cstr_len(value)), &v) && v >= lo && v <= hi) {
+        *out = (unsigned)v;
+        return true;
+    }
+    buf_put_cstr(&ps->reason, "--");
+    buf_put_cstr(&ps->reason, flag);
+    buf_put_cstr(&ps->reason, ": '");
+    buf_put_cstr(&ps->reason, value);
+    buf_put_cstr(&ps->reason, "' is not a number from ");
+    buf_put_u64(&ps->reason, lo);
+    buf_put_cstr(&ps->reason, " to ");
+    buf_put_u64(&ps->reason, hi);
+    return false;
+}
+
+static bool nonempty(struct parser *ps, const char *flag, const char *value)
+{
+    if (value[0])
+        return true;
+    fail(ps, "--", flag, ": the value is empty");
+    return false;
+}
+
+static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    bool ok = true;
+    switch (o->kind) {
+    case K_PORT:
+        ok = number(ps, o->name, v, 0, 65535, &c->port);
+        break;
+    case K_WORKERS:
+        ok = number(ps, o->name, v, 1, CONFIG_WORKERS_MAX, &c->workers);
+        break;
+    case K_MAX_CONNS:
+        ok = number(ps, o->name, v, 1, CONFIG_MAX_CONNS_MAX, &c->max_conns);
+        break;
+    case K_MAX_AGE:
+        ok = number(ps, o->name, v, 0, 315360000, &c->max_age);
+        break;
+    case K_T_HEADER:
+        ok = number(ps, o->name, v, 1, 3600, &c->timeout_header);
+        break;
+    case K_T_KEEPALIVE:
+        ok = number(ps, o->name, v, 1, 3600, &c->timeout_keepalive);
+        break;
+    case K_T_SEND:
+        ok = number(ps, o->name, v, 1, 3600, &c->timeout_send);
+        break;
+    case K_GRACE:
+        ok = number(ps, o->name, v, 0, 3600, &c->grace);
+        break;
+    case K_ADDR:
+        ok = nonempty(ps, o->name, v) && (c->addr = v);
+        break;
+    case K_ROOT:
+        ok = nonempty(ps, o->name, v) && (c->root = v);
+        break;
+    case K_LOG:
+        ok = nonempty(ps, o->name, v) && (c->log = v);
+        break;
+    case K_PIDFILE:
+        ok = nonempty(ps, o->name, v) && (c->pidfile = v);
+        break;
+    case K_USER:
+        ok = nonempty(ps, o->name, v) && (c->user = v);
+        break;
+    case K_INDEX:
+        ok = nonempty(ps, o->name, v);
+        if (ok && (mem_find(v, cstr_len(v), '/') < cstr_len(v) || v[0] == '.'))
+            return fail(ps, "--index: '", v, "' must be a plain file name");
+        c->index = v;
+        break;
+    case K_NO_LISTING:
+        c->listing = false;
+        break;
+    case K_FOLLOW:
+        c->follow_symlinks = true;
+        break;
+    case K_DAEMON:
+        c->daemon = true;
+        break;
+    case K_QUIET:
+        c->quiet = true;
+        break;
+    case K_HELP:
+        return CONFIG_HELP;
+    case K_VERSION:
+        return CONFIG_VERSION;
+    }
+    return ok ? CONFIG_RUN : CONFIG_USAGE;
+}
+
+static const struct option *find_long(struct span name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(options); i++)
+        if (span_eq_cstr(name, options[i].name))
+            return &options[i];
+    return NULL;
+}
+
+static const struct option *find_short(char c)
+{
+    for (size_t i = 0; i < ARRAY_LEN(options); i++)
+        if (options[i].short_name && options[i].short_name == c)
+            return &options[i];
+    return NULL;
+}
+
+static void set_defaults(struct config *c, unsigned cpus)
+{
+    *c = (struct config){0};
+    c->root = ".";
+    c->port = 8080;
+    c->workers = cpus < 1 ? 1 : cpus > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : cpus;
+    c->max_conns = 1024;
+    c->index = "index.html";
+    c->listing = true;
+    c->max_age = 60;
+    c->timeout_header = 15;
+    c->timeout_keepalive = 5;
+    c->timeout_send = 30;
+    c->grace = 10;
+}
+
+/* One argument that starts with '-'; may consume the next one as its value. */
+static enum config_verdict parse_flag(struct parser *ps, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    const struct option *o;
+    const char *value = NULL;
+    if (arg[1] == '-') {
+        size_t n = cstr_len(arg + 2), eq = mem_find(arg + 2, n, '=');
+        o = find_long(span_make(arg + 2, eq));
+        if (eq < n)
+            value = arg + 2 + eq + 1;
+    } else {
+        o = arg[2] == '\0' ? find_short(arg[1]) : NULL;
+    }
+    if (!o)
+        return fail(ps, "unknown option '", arg, "' (see pith --help)");
+    if (!o->takes_value) {
+        if (value)
+            return fail(ps, "--", o->name, " takes no value");
+        return apply_flag(ps, o, NULL);
+    }
+    if (!value) {
+        if (*i + 1 >= argc)
+            return fail(ps, "--", o->name, " needs a value");
+        value = argv[++*i];
+    }
+    return apply_flag(ps, o, value);
+}
+
+enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct config *cfg,
+                                 char *reason, size_t cap)
+{
+    struct parser ps = {cfg, buf_make(reason, cap ? cap - 1 : 0)};
+    bool have_root = false, options_done = false;
+    enum config_verdict v = CONFIG_RUN;
+    set_defaults(cfg, cpus);
+    for (int i = 1; i < argc && v == CONFIG_RUN; i++) {
+        const char *arg = argv[i];
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            if (arg[1] == '-' && arg[2] == '\0')
+                options_done = true;
+            else
+                v = parse_flag(&ps, argc, argv, &i);
+        } else if (have_root) {
+            v = fail(&ps, "more than one ROOT given ('", arg, "')");
+        } else if (arg[0] == '\0') {
+            v = fail(&ps, "ROOT is empty", "", "");
+        } else {
+            cfg->root = arg;
+            have_root = true;
+        }
+    }
+    if (cap)
+        reason[ps.reason.full ? cap - 1 : ps.reason.len] = '\0';
+    return v;
+}

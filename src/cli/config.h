@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - the command line (docs/DESIGN.md §3) turned into one struct.
+ * config_parse() validates every value and never exits itself: it returns a
+ * verdict and a one-line reason, so main decides the exit code (0 for
+ * --help/--version, 2 for usage errors).
+ */
+#ifndef PITH_CONFIG_H
+#define PITH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config {
+    const char *root; /* default "." */
+    const char *addr; /* NULL: dual-stack any */
+    unsigned port;    /* default 8080; 0 = any free port */
+    unsigned workers; /* 1..64; default: CPUs */
+    unsigned max_conns;
+    const char *index; /* default "index.html" */
+    bool listing;
+    bool follow_symlinks;
+    unsigned max_age; /* seconds; 0 -> "no-cache" */
+    unsigned timeout_header, timeout_keepalive, timeout_send, grace;
+    const char *log; /* NULL: off; "-": stdout */
+    const char *pidfile;
+    const char *user;
+    bool daemon;
+    bool quiet;
+};
+
+enum config_verdict {
+    CONFIG_RUN,
+    CONFIG_HELP,    /* print config_usage(), exit 0 */
+    CONFIG_VERSION, /* print the version, exit 0 */
+    CONFIG_USAGE,   /* print the reason, exit 2 */
+};
+
+#define CONFIG_WORKERS_MAX   64
+#define CONFIG_MAX_CONNS_MAX 1000000
+
+/* Fills cfg from argv (defaults first). On CONFIG_USAGE, reason (cap bytes,
+ * NUL-terminated) says what was wrong, e.g. "--port: '8080junk' is not a
+ * number from 0 to 65535". cpus is the default worker count. */
+enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct config *cfg,
+                                 char *reason, size_t cap);
+
+/* The --help text. */
+const char *config_usage(void);
+
+#endif

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the full build's entry point: parse the command line, open the
+ * root, probe the kernel, bind the listeners, print the start line, then hand
+ * over to the master. Everything that can fail at start fails here, before any
+ * worker exists, with a one-line message and the documented exit code:
+ * 0 success, 1 runtime failure (missing root, busy port), 2 bad usage.
+ */
+#include "cli/config.h"
+#include "core/bytes.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "sys/resolve.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "assertion failed at %s:%d: %s", file, line, expr);
+    log_error(msg);
+    abort();
+}
+
+static int fail(const char *what, const char *detail, int err)
+{
+    if (err)
+        fprintf(stderr, "pith: %s%s: %s\n", what, detail, strerrordesc_np(-err));
+    else
+        fprintf(stderr, "pith: %s%s\n", what, detail);
+    return 1;
+}
+
+static int open_root(struct server *s)
+{
+    const char *root = s->cfg.root;
+    int fd = sys_open_dir(root);
+    if (fd < 0) {
+        fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
+        return 1;
+    }
+    s->root_fd = fd;
+    int r = sys_realpath(root, s->root_path, sizeof s->root_path);
+    if (r < 0)
+        return fail("cannot resolve the root path ", root, r);
+    const char *force = sys_getenv("PITH_RESOLVE");
+    s->resolve = resolve_probe(fd);
+    if (force && strcmp(force, "walk") == 0)
+        s->resolve = RESOLVE_WALK; /* tests exercise the fallback this way */
+    return 0;
+}
+
+/* Checks the port is free with a socket that does not share it: an
+ * SO_REUSEPORT bind would otherwise silently join another server's port.
+ * Returns the port (the kernel's pick for port 0) or a negative errno. */
+static int probe_port(struct sockaddr_storage *addr, socklen_t len)
+{
+    int fd = sys_listen_tcp(addr, len, 1, false);
+    if (fd < 0)
+        return fd;
+    int port = sys_local_port(fd);
+    sys_close(fd);
+    return port;
+}
+
+static int bind_listeners(struct server *s)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    const char *text = s->cfg.addr ? s->cfg.addr : "::";
+    if (sys_parse_addr(text, s->cfg.port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+        return 2;
+    }
+    int port = probe_port(&addr, len);
+    if (port == -EAFNOSUPPORT && !s->cfg.addr) {
+        /* No IPv6 on this host: serve IPv4 only (SWS#134). */
+        sys_parse_addr("0.0.0.0", s->cfg.port, &addr, &len);
+        port = probe_port(&addr, len);
+    }
+    char host[64];
+    sys_addr_text(&addr, host, sizeof host);
+    if (port < 0) {
+        if (port == -EADDRINUSE)
+            fprintf(stderr, "pith: port %u is already in use on %s\n", s->cfg.port, host);
+        else
+            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, s->cfg.port,
+                    strerrordesc_np(-port));
+        return 1;
+    }
+    sys_parse_addr(host[0] == '[' ? host : host, (unsigned)port, &addr, &len);
+    for (unsigned i = 0; i < s->cfg.workers; i++) {
+        int fd = sys_listen_tcp(&addr, len, 4096, true);
+        if (fd < 0) {
+            fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
+                    strerrordesc_np(-fd));
+            return 1;
+        }
+        s->listen_fds[i] = fd;
+        s->nlisten = i + 1;
+    }
+    snprintf(s->url, sizeof s->url, "http://%s:%d/", host, port);
+    return 0;
+}
+
+static void set_cache_control(struct server *s)
+{
+    if (s->cfg.max_age == 0)
+        snprintf(s->cache_control, sizeof s->cache_control, "no-cache");
+    else
+        snprintf(s->cache_control, sizeof s->cache_control, "max-age=%u", s->cfg.max_age);
+}
+
+static int prepare(struct server *s)
+{
+    int r = open_root(s);
+    if (r)
+        return r;
+    uint64_t nofile;
+    sys_nofile_limit(&nofile, true); /* connections need descriptors */
+    r = bind_listeners(s);
+    if (r)
+        return r;
+    set_cache_control(s);
+    return 0;
+}
+
+static void print_start_line(const struct server *s)
+{
+    if (s->cfg.quiet)
+        return;
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, epoll, %s)\n", PITH_VERSION,
+            s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s",
+            resolve_method_name(s->resolve));
+    fflush(stderr);
+}
+
+static int start(struct server *s)
+{
+    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
+    int r = prepare(s);
+    if (r)
+        return r;
+    sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
+    sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
+    print_start_line(s);
+    if (s->cfg.daemon && (r = sys_daemonize()) < 0)
+        return fail("cannot become a daemon", "", r);
+    if (s->cfg.pidfile && (r = sys_write_pidfile(s->cfg.pidfile, sys_getpid())) < 0)
+        return fail("cannot write the pidfile ", s->cfg.pidfile, r);
+    if (s->cfg.user && (r = sys_drop_privileges(s->cfg.user)) < 0)
+        return fail("cannot switch to user ", s->cfg.user, r);
+    return master_run(s);
+}
+
+int main(int argc, char **argv)
+{
+    static struct server srv; /* large (paths); lives for the whole run */
+    char reason[256];
+    switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &srv.cfg, reason, sizeof reason)) {
+    case CONFIG_HELP:
+        fputs(config_usage(), stdout);
+        return 0;
+    case CONFIG_VERSION:
+        printf("pith %s\n", PITH_VERSION);
+        return 0;
+    case CONFIG_USAGE:
+        fprintf(stderr, "pith: %s\n", reason);
+        return 2;
+    case CONFIG_RUN:
+        break;
+    }
+    return start(&srv);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * date.c - HTTP date formatting and parsing by calendar arithmetic
+ * (Howard Hinnant's days_from_civil/civil_from_days algorithms, proleptic
+ * Gregorian calendar). Strict on input: a date that is not exactly one of the
+ * RFC 9110 §5.6.7 formats is rejected, and callers treat it as absent.
+ */
+#include "date.h"
+
+#include "bytes.h"
+
+static const char day_names[7][4] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};
+static const char *const long_day_names[7] = {"Thursday", "Friday",  "Saturday", "Sunday",
+                                              "Monday",   "Tuesday", "Wednesday"};
+static const char month_names[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+struct civil {
+    int64_t year;
+    unsigned month; /* 1..12 */
+    unsigned day;   /* 1..31 */
+    unsigned hour, min, sec;
+    unsigned wday; /* index into day_names: 0 = Thursday (the epoch's day) */
+};
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* Only called for t in [DATE_MIN, DATE_MAX], so all divisions are of
+ * non-negative values. */
+static struct civil civil_from_time(int64_t t)
+{
+    struct civil c;
+    int64_t days = t / 86400;
+    int64_t rem = t % 86400;
+    c.hour = (unsigned)(rem / 3600);
+    c.min = (unsigned)(rem % 3600 / 60);
+    c.sec = (unsigned)(rem % 60);
+    c.wday = (unsigned)(days % 7);
+    int64_t z = days + 719468;
+    int64_t era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    c.day = doy - (153 * mp + 2) / 5 + 1;
+    c.month = mp < 10 ? mp + 3 : mp - 9;
+    c.year = (int64_t)yoe + era * 400 + (c.month <= 2);
+    return c;
+}
+
+static void put2(char *out, unsigned v)
+{
+    out[0] = (char)('0' + v / 10 % 10);
+    out[1] = (char)('0' + v % 10);
+}
+
+static void put4(char *out, int64_t v)
+{
+    put2(out, (unsigned)(v / 100));
+    put2(out + 2, (unsigned)(v % 100));
+}
+
+static void put_time(char *out, const struct civil *c)
+{
+    put2(out, c->hour);
+    out[2] = ':';
+    put2(out + 3, c->min);
+    out[5] = ':';
+    put2(out + 6, c->sec);
+}
+
+size_t date_format_imf(int64_t t, char *out)
+{
+    if (t < DATE_MIN || t > DATE_MAX)
+        return 0;
+    struct civil c = civil_from_time(t);
+    mem_copy(out, day_names[c.wday], 3);
+    out[3] = ',';
+    out[4] = ' ';
+    put2(out + 5, c.day);
+    out[7] = ' ';
+    mem_copy(out + 8, month_names[c.month - 1], 3);
+    out[11] = ' ';
+    put4(out + 12, c.year);
+    out[16] = ' ';
+    put_time(out + 17, &c);
+    mem_copy(out + 25, " GMT", 4);
+    return DATE_IMF_LEN;
+}
+
+size_t date_format_clf(int64_t t, char *out)
+{
+    if (t < DATE_MIN || t > DATE_MAX)
+        return 0;
+    struct civil c = civil_from_time(t);
+    put2(out, c.day);
+    out[2] = '/';
+    mem_copy(out + 3, month_names[c.month - 1], 3);
+    out[6] = '/';
+    put4(out + 7, c.year);
+    out[11] = ':';
+    put_time(out + 12, &c);
+    mem_copy(out + 20, " +0000", 6);
+    return DATE_CLF_LEN;
+}
+
+size_t date_format_iso(int64_t t, char *out)
+{
+    if (t < DATE_MIN || t > DATE_MAX)
+        return 0;
+    struct civil c = civil_from_time(t);
+    put4(out, c.year);
+    out[4] = '-';
+    put2(out + 5, c.month);
+    out[7] = '-';
+    put2(out + 8, c.day);
+    out[10] = 'T';
+    put_time(out + 11, &c);
+    out[19] = 'Z';
+    return DATE_ISO_LEN;
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+/* Reads exactly `width` digits at s->p[*at]; advances *at. */
+static bool read_digits(struct span s, size_t *at, unsigned width, unsigned *out)
+{
+    unsigned v = 0;
+    if (s.n - *at < width)
+        return false;
+    for (unsigned i = 0; i < width; i++) {
+        char c = s.p[*at + i];
+        if (!ascii_is_digit(c))
+            return false;
+        v = v * 10 + (unsigned)(c - '0');
+    }
+    *at += width;
+    *out = v;
+    return true;
+}
+
+static bool read_lit(struct span s, size_t *at, const char *lit)
+{
+    size_t n = cstr_len(lit);
+    if (s.n - *at < n || !mem_eq(s.p + *at, lit, n))
+        return false;
+    *at += n;
+    return true;
+}
+
+static bool read_month(struct span s, size_t *at, unsigned *month)
+{
+    for (unsigned i = 0; i < 12; i++) {
+        if (read_lit(s, at, month_names[i])) {
+            *month = i + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Matches one of the day names of `names` (7 entries) at *at. */
+static bool read_day_name(struct span s, size_t *at, bool long_form)
+{
+    for (unsigned i = 0; i < 7; i++)
+        if (read_lit(s, at, long_form ? long_day_names[i] : day_names[i]))
+            return true;
+    return false;
+}
+
+static bool read_clock(struct span s, size_t *at, struct civil *c)
+{
+    return read_digits(s, at, 2, &c->hour) && read_lit(s, at, ":") &&
+           read_digits(s, at, 2, &c->min) && read_lit(s, at, ":") && read_digits(s, at, 2, &c->sec);
+}
+
+static bool is_leap(int64_t y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static bool civil_to_time(const struct civil *c, int64_t *t)
+{
+    static const unsigned mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (c->year < 1970 || c->year > 9999 || c->month < 1 || c->month > 12 || c->day < 1)
+        return false;
+    unsigned limit = mdays[c->month - 1] + (c->month == 2 && is_leap(c->year));
+    /* RFC 9110 §5.6.7 allows a leap second (60) in the syntax; fold it. */
+    if (c->day > limit || c->hour > 23 || c->min > 59 || c->sec > 60)
+        return false;
+    *t = days_from_civil(c->year, c->month, c->day) * 86400 + c->hour * 3600 + c->min * 60 +
+         (c->sec > 59 ? 59 : c->sec);
+    return true;
+}
+
+/* "Sun, 06 Nov 1994 08:49:37 GMT" */
+static bool parse_imf(struct span s, struct civil *c)
+{
+    size_t at = 0;
+    unsigned y = 0;
+    bool ok = read_day_name(s, &at, false) && read_lit(s, &at, ", ") &&
+              read_digits(s, &at, 2, &c->day) && read_lit(s, &at, " ") &&
+              read_month(s, &at, &c->month) && read_lit(s, &at, " ") &&
+              read_digits(s, &at, 4, &y) && read_lit(s, &at, " ") && read_clock(s, &at, c) &&
+              read_lit(s, &at, " GMT") && at == s.n;
+    c->year = y;
+    return ok;
+}
+
+/* "Sunday, 06-Nov-94 08:49:37 GMT" */
+static bool parse_rfc850(struct span s, struct civil *c)
+{
+    size_t at = 0;
+    unsigned y = 0;
+    bool ok = read_day_name(s, &at, true) && read_lit(s, &at, ", ") &&
+              read_digits(s, &at, 2, &c->day) && read_lit(s, &at, "-") &&
+              read_month(s, &at, &c->month) && read_lit(s, &at, "-") &&
+              read_digits(s, &at, 2, &y) && read_lit(s, &at, " ") && read_clock(s, &at, c) &&
+              read_lit(s, &at, " GMT") && at == s.n;
+    c->year = y < 70 ? 2000 + y : 1900 + y;
+    return ok;
+}
+
+/* "Sun Nov  6 08:49:37 1994" (day padded with a space) */
+static bool parse_asctime(struct span s, struct civil *c)
+{
+    size_t at = 0;
+    unsigned y = 0, d1 = 0;
+    bool ok = read_day_name(s, &at, false) && read_lit(s, &at, " ") &&
+              read_month(s, &at, &c->month) && read_lit(s, &at, " ");
+    if (!ok)
+        return false;
+    if (read_lit(s, &at, " "))
+        ok = read_digits(s, &at, 1, &d1);
+    else
+        ok = read_digits(s, &at, 2, &d1);
+    c->day = d1;
+    ok = ok && read_lit(s, &at, " ") && read_clock(s, &at, c) && read_lit(s, &at, " ") &&
+         read_digits(s, &at, 4, &y) && at == s.n;
+    c->year = y;
+    return ok;
+}
+
+bool date_parse_http(struct span s, int64_t *t)
+{
+    struct civil c = {0};
+    if (s.n < 24 || s.n > 40)
+        return false;
+    if (parse_imf(s, &c) || parse_rfc850(s, &c) || parse_asctime(s, &c))
+        return civil_to_time(&c, t);
+    return false;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_fields.h - what the fields of a parsed request mean to an origin
+ * server that accepts no request content: message framing (RFC 9112 §6),
+ * Host (RFC 9112 §3.2, RFC 9110 §7.2), Connection (RFC 9110 §7.6.1), and the
+ * fields later stages read (preconditions, Range, Accept-Encoding, logging).
+ */
+#ifndef PITH_HTTP_FIELDS_H
+#define PITH_HTTP_FIELDS_H
+
+#include "http_parse.h"
+
+/* Field lines of one list-valued field (RFC 9110 §5.3 allows splitting a
+ * list across lines); more lines than this is a 400. */
+#define HTTP_LIST_MAX 4
+
+struct span_list {
+    struct span v[HTTP_LIST_MAX];
+    unsigned n;
+};
+
+struct http_info {
+    bool has_host;
+    struct span host;       /* the Host value (may be empty) */
+    bool keep_alive;        /* the connection may persist after this exchange */
+    struct span_list if_match, if_none_match, accept_encoding;
+    /* Singletons; absent when .p == NULL. A repeated singleton that matters
+     * to a precondition or Range makes the request ambiguous: see below. */
+    struct span if_modified_since, if_unmodified_since, if_range, range;
+    struct span accept, referer, user_agent;
+};
+
+/*
+ * Interprets req's fields.
+ *
+ * Returns 0, or -400 when the request must be refused and the connection
+ * closed: any Transfer-Encoding; a Content-Length that is not 1*DIGIT, is
+ * repeated, or is non-zero (pith accepts no request content, so a body could
+ * only be smuggled into the next request); HTTP/1.1 without Host, more than
+ * one Host, or a Host that is not uri-host [ ":" port ] (RFC 3986); a
+ * singleton field above repeated; a list field on more than HTTP_LIST_MAX
+ * lines.
+ * keep_alive: HTTP/1.1 unless a Connection token "close"; HTTP/1.0 only with
+ * a "keep-alive" token and no "close".
+ */
+int http_fields_analyze(const struct http_request *req, struct http_info *out);
+
+/* True when `value` (a comma-separated list, possibly on several lines)
+ * contains `token`, compared case-insensitively. */
+bool http_list_has_token(const struct span_list *l, const char *token);
+
+#endif

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_parse.h - RFC 9112 request-line and field-section syntax.
+ *
+ * The parser is stateless: give it the bytes received so far and it either
+ * needs more, rejects them with the status the protocol contract names, or
+ * returns the length of a complete head with spans pointing into the caller's
+ * buffer. It never allocates, never copies, never reads past n, and decides
+ * only syntax; what the fields mean is http_fields' job.
+ */
+#ifndef PITH_HTTP_PARSE_H
+#define PITH_HTTP_PARSE_H
+
+#include "core.h"
+
+/* Limits (DESIGN.md §2). A request line (without its CRLF) longer than
+ * 8 KiB is 414; a field section (the bytes after the request line's CRLF up
+ * to and including the empty line's CRLF) longer than 16 KiB or with more
+ * than 100 field lines is 431. HTTP_MAX_HEAD, the sum with the empty lines
+ * and the request line's CRLF, is the longest head accepted, so it bounds the
+ * read buffer a connection needs for one head. */
+#define HTTP_MAX_REQUEST_LINE 8192
+#define HTTP_MAX_FIELD_SECTION 16384
+#define HTTP_MAX_FIELDS 100
+/* Empty lines (CRLF) tolerated before a request line (RFC 9112 §2.2). */
+#define HTTP_MAX_LEADING_CRLF 8
+#define HTTP_MAX_HEAD                                                                          \
+    (2 * HTTP_MAX_LEADING_CRLF + HTTP_MAX_REQUEST_LINE + 2 + HTTP_MAX_FIELD_SECTION)
+
+/* Returned when the head is not complete yet and no limit is exceeded. */
+#define HTTP_PARSE_AGAIN 0
+
+enum http_method {
+    HTTP_METHOD_OTHER = 0, /* a valid token we do not implement: 501 */
+    HTTP_METHOD_GET,
+    HTTP_METHOD_HEAD,
+    HTTP_METHOD_OPTIONS,
+    HTTP_METHOD_POST,
+    HTTP_METHOD_PUT,
+    HTTP_METHOD_DELETE,
+    HTTP_METHOD_PATCH,
+    HTTP_METHOD_CONNECT,
+    HTTP_METHOD_TRACE,
+};
+
+struct http_field {
+    struct span name;  /* a token, as received (compare case-insensitively) */
+    struct span value; /* without leading/trailing OWS; may be empty */
+};
+
+struct http_request {
+    struct span method; /* token, case-sensitive (RFC 9110 §9.1) */
+    enum http_method method_id;
+    struct span target; /* 1*VCHAR (0x21..0x7E), not interpreted here */
+    int minor;          /* HTTP/1.<minor>: 0 or 1 */
+    size_t nfields;
+    struct http_field fields[HTTP_MAX_FIELDS];
+};
+
+/*
+ * Parses one request head from p[0..n).
+ *
+ * Returns:
+ *   > 0               bytes consumed up to and including the empty line that
+ *                     ends the head (leading empty lines included); *req is
+ *                     filled and its spans point into p.
+ *   HTTP_PARSE_AGAIN  the head is incomplete and within every limit.
+ *   -400              bad syntax: method not a token, target with a byte
+ *                     outside VCHAR, not exactly one SP between the three
+ *                     parts, bare CR or bare LF anywhere, NUL or another CTL
+ *                     (except HTAB) in a value, obs-fold (a line starting
+ *                     with SP/HTAB), whitespace before ':', an empty or
+ *                     non-token field name, a malformed HTTP-version, or more
+ *                     than HTTP_MAX_LEADING_CRLF empty lines first.
+ *   -414              the request line exceeds HTTP_MAX_REQUEST_LINE (also
+ *                     reported as soon as more than that many bytes arrived
+ *                     without its end).
+ *   -431              the field section exceeds HTTP_MAX_FIELD_SECTION bytes
+ *                     or HTTP_MAX_FIELDS lines.
+ *   -505              a well-formed HTTP-version other than 1.0 and 1.1.
+ * The same input always gives the same answer whatever n it is cut at, except
+ * that a shorter n may give HTTP_PARSE_AGAIN.
+ */
+long http_parse_request(const char *p, size_t n, struct http_request *req);
+
+/* True when c may appear in a token (RFC 9110 §5.6.2 tchar). */
+bool http_is_tchar(unsigned char c);
+
+#endif

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * respond.c - status lines, header fields and error bodies. The error page is
+ * fixed text around the status and reason, so its length is known before a
+ * byte of it is written and it can never reflect attacker-controlled input.
+ */
+#include "respond.h"
+
+#include "bytes.h"
+
+struct status_reason {
+    int status;
+    const char *reason;
+};
+
+static const struct status_reason reasons[] = {
+    {200, "OK"},
+    {204, "No Content"},
+    {206, "Partial Content"},
+    {301, "Moved Permanently"},
+    {304, "Not Modified"},
+    {400, "Bad Request"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {408, "Request Timeout"},
+    {412, "Precondition Failed"},
+    {414, "URI Too Long"},
+    {416, "Range Not Satisfiable"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {501, "Not Implemented"},
+    {503, "Service Unavailable"},
+    {505, "HTTP Version Not Supported"},
+};
+
+struct span respond_reason(int status)
+{
+    for (size_t i = 0; i < ARRAY_LEN(reasons); i++)
+        if (reasons[i].status == status)
+            return span_make(reasons[i].reason, cstr_len(reasons[i].reason));
+    return SPAN_LIT("Unknown");
+}
+
+void respond_status_line(struct buf *b, int status)
+{
+    buf_put_cstr(b, "HTTP/1.1 ");
+    buf_put_u64(b, (uint64_t)status);
+    buf_put_char(b, ' ');
+    buf_put_span(b, respond_reason(status));
+    buf_put(b, "\r\n", 2);
+}
+
+void respond_field(struct buf *b, const char *name, struct span value)
+{
+    buf_put_cstr(b, name);
+    buf_put(b, ": ", 2);
+    buf_put_span(b, value);
+    buf_put(b, "\r\n", 2);
+}
+
+void respond_field_cstr(struct buf *b, const char *name, const char *value)
+{
+    respond_field(b, name, span_make(value, cstr_len(value)));
+}
+
+void respond_field_u64(struct buf *b, const char *name, uint64_t value)
+{
+    buf_put_cstr(b, name);
+    buf_put(b, ": ", 2);
+    buf_put_u64(b, value);
+    buf_put(b, "\r\n", 2);
+}
+
+void respond_end_head(struct buf *b)
+{
+    buf_put(b, "\r\n", 2);
+}
+
+/* <!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>
+ * <body><h1>404 Not Found</h1></body></html>\n */
+static const char body_a[] = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>";
+static const char body_b[] = "</title></head>\n<body><h1>";
+static const char body_c[] = "</h1></body></html>\n";
+
+size_t respond_error_body_len(int status)
+{
+    size_t title = 4 + respond_reason(status).n; /* "404 " + reason */
+    return sizeof body_a - 1 + sizeof body_b - 1 + sizeof body_c - 1 + 2 * title;
+}
+
+static void put_title(struct buf *b, int status)
+{
+    buf_put_u64(b, (uint64_t)status);
+    buf_put_char(b, ' ');
+    buf_put_span(b, respond_reason(status));
+}
+
+void respond_error_body(struct buf *b, int status)
+{
+    buf_put(b, body_a, sizeof body_a - 1);
+    put_title(b, status);
+    buf_put(b, body_b, sizeof body_b - 1);
+    put_title(b, status);
+    buf_put(b, body_c, sizeof body_c - 1);
+}

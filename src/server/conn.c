@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conn.c - one connection's life: READ a head -> (handler fills a response)
+ * -> WRITE it -> back to READ for the next (pipelined or keep-alive) request,
+ * or LINGER and close. The handler decides what to send; this file only moves
+ * bytes, keeps the deadlines and never re-decides a verdict.
+ *
+ * Deadlines (docs/DESIGN.md §2): a whole head within timeout_header from its
+ * first byte (absolute: trickling bytes does not extend it), timeout_keepalive
+ * of idleness between requests, timeout_send without send progress.
+ */
+#include "core/bytes.h"
+#include "core/http_parse.h"
+#include "server/server.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+/* How long a closing connection may keep sending us bytes that we discard:
+ * enough for the client to read our last response before our close could
+ * turn into a reset that destroys it (RFC 9112 §9.6). */
+#define LINGER_MS 2000
+
+char *conn_in(const struct conn *c)
+{
+    return c->slot;
+}
+
+char *conn_out(const struct conn *c)
+{
+    return c->slot + POOL_IN_SIZE;
+}
+
+char *conn_dir(const struct conn *c)
+{
+    return c->slot + POOL_IN_SIZE + POOL_OUT_SIZE;
+}
+
+static void arm(struct worker *w, struct conn *c, unsigned seconds)
+{
+    timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
+}
+
+static void release_slot(struct worker *w, struct conn *c)
+{
+    if (c->slot) {
+        pool_put(&w->pool, c->slot);
+        c->slot = NULL;
+    }
+}
+
+static void release_body(struct conn *c)
+{
+    if (c->body_fd >= 0) {
+        sys_close(c->body_fd);
+        c->body_fd = -1;
+    }
+    c->body = BODY_NONE;
+}
+
+static void log_response(struct worker *w, struct conn *c)
+{
+    if (c->status == 0)
+        return;
+    struct access_entry e = {
+        .peer = &c->peer,
+        .now = w->now_sec,
+        .method = c->log_method,
+        .target = c->log_target,
+        .referer = c->log_referer,
+        .user_agent = c->log_ua,
+        .minor = c->log_minor,
+        .status = c->status,
+        .bytes = c->body_sent,
+    };
+    access_log_add(&w->log, &e, w->now_ms);
+    c->status = 0;
+}
+
+void conn_close(struct worker *w, struct conn *c, enum close_reason why)
+{
+    (void)why;
+    log_response(w, c);
+    release_body(c);
+    release_slot(w, c);
+    timer_cancel(&w->wheel, &c->timer);
+    sys_close(c->fd); /* also removes it from the epoll set */
+    c->fd = -1;
+    c->state = CONN_FREE;
+    c->next_free = w->free_conns;
+    w->free_conns = c;
+    w->active--;
+    worker_conn_freed(w);
+}
+
+void conn_accepted(struct worker *w, struct conn *c)
+{
+    c->state = CONN_READ;
+    c->events = EPOLLIN;
+    c->slot = NULL;
+    c->in_len = c->head_len = 0;
+    c->out_len = c->out_off = 0;
+    c->body = BODY_NONE;
+    c->body_fd = -1;
+    c->status = 0;
+    c->keep_alive = false;
+    timer_init(&c->timer);
+    /* A new connection must deliver its first head within the header
+     * timeout, counted from the accept. */
+    c->head_deadline_set = w->now_ms;
+    arm(w, c, w->srv->cfg.timeout_header);
+}
+
+/* ---- sending -------------------------------------------------------------------- */
+
+static void response_done(struct worker *w, struct conn *c);
+
+/* Returns 1 when everything queued went out, 0 when the socket is full
+ * (EPOLLOUT armed), -1 when the connection was closed. */
+static int send_out(struct worker *w, struct conn *c)
+{
+    while (c->out_off < c->out_len) {
+        /* Head and first body bytes in one packet: MSG_MORE holds the head
+         * until sendfile follows at once. */
+        bool more = c->body == BODY_FILE;
+        ssize_t n = sys_send(c->fd, conn_out(c) + c->out_off, c->out_len - c->out_off, more);
+        if (n == -EAGAIN)
+            return 0;
+        if (n == -EINTR)
+            continue;
+        if (n < 0) {
+            conn_close(w, c, CLOSE_ERROR);
+            return -1;
+        }
+        uint32_t from = c->out_off > c->head_size ? c->out_off : c->head_size;
+        c->out_off += (uint32_t)n;
+        if (c->out_off > from)
+            c->body_sent += c->out_off - from; /* body bytes, for the log */
+        arm(w, c, w->srv->cfg.timeout_send);
+    }
+    return 1;
+}
+
+static int send_file(struct worker *w, struct conn *c)
+{
+    while (c->body_off < c->body_end) {
+        uint64_t left = c->body_end - c->body_off;
+        /* One call for the whole rest: chunking sendfile needlessly costs
+         * syscalls (lwan#334). The kernel caps a call near 2 GiB. */
+        size_t want = left > 0x7ffff000 ? 0x7ffff000 : (size_t)left;
+        uint64_t before = c->body_off;
+        ssize_t n = sys_sendfile(c->fd, c->body_fd, &c->body_off, want);
+        if (n == -EAGAIN)
+            return 0;
+        if (n == -EINTR)
+            continue;
+        if (n <= 0) {
+            /* 0: the file shrank under us. The promised length can no
+             * longer be met, so the only honest end is a close. */
+            conn_close(w, c, CLOSE_ERROR);
+            return -1;
+        }
+        c->body_sent += c->body_off - before;
+        arm(w, c, w->srv->cfg.timeout_send);
+    }
+    release_body(c);
+    return 1;
+}
+
+static void want_events(struct worker *w, struct conn *c, uint32_t events)
+{
+    if (c->events != events) {
+        c->events = events;
+        worker_watch(w, c, events);
+    }
+}
+
+/* Pushes the response as far as the socket takes it. A listing goes one
+ * chunk per wake-up: a huge directory must not hold the worker, and EPOLLOUT
+ * brings us back while the socket has room. */
+static void conn_send(struct worker *w, struct conn *c)
+{
+    int r = send_out(w, c);
+    if (r == 1 && c->body == BODY_FILE)
+        r = send_file(w, c);
+    if (r == 1 && c->body == BODY_LISTING) {
+        if (dirlist_fill(w, c) < 0) {
+            conn_close(w, c, CLOSE_ERROR);
+            return;
+        }
+        r = send_out(w, c);
+        if (r == 1 && c->body == BODY_LISTING)
+            r = 0;
+    }
+    if (r == 0)
+        want_events(w, c, EPOLLOUT);
+    else if (r == 1)
+        response_done(w, c);
+}
+
+/* ---- reading -------------------------------------------------------------------- */
+
+static void start_linger(struct worker *w, struct conn *c)
+{
+    log_response(w, c);
+    release_body(c);
+    release_slot(w, c);
+    sys_shutdown_write(c->fd);
+    c->state = CONN_LINGER;
+    want_events(w, c, EPOLLIN);
+    timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
+}
+
+static void process_input(struct worker *w, struct conn *c);
+
+static void response_done(struct worker *w, struct conn *c)
+{
+    if (!c->keep_alive || w->draining) {
+        start_linger(w, c);
+        return;
+    }
+    log_response(w, c);
+    /* Drop the answered head; pipelined bytes move to the front. */
+    uint32_t rest = c->in_len - c->head_len;
+    if (rest)
+        mem_move(conn_in(c), conn_in(c) + c->head_len, rest);
+    c->in_len = rest;
+    c->head_len = 0;
+    c->out_len = c->out_off = 0;
+    c->state = CONN_READ;
+    want_events(w, c, EPOLLIN);
+    if (rest) {
+        c->head_deadline_set = w->now_ms;
+        arm(w, c, w->srv->cfg.timeout_header);
+        process_input(w, c);
+        return;
+    }
+    /* Idle: hold no buffer while waiting for the next request. */
+    release_slot(w, c);
+    c->head_deadline_set = 0;
+    arm(w, c, w->srv->cfg.timeout_keepalive);
+}
+
+static void begin_response(struct worker *w, struct conn *c)
+{
+    c->state = CONN_WRITE;
+    c->out_off = 0;
+    c->body_sent = 0;
+    arm(w, c, w->srv->cfg.timeout_send);
+    conn_send(w, c);
+}
+
+/* Parses what has arrived; answers a complete head or an error. */
+static void process_input(struct worker *w, struct conn *c)
+{
+    long r = http_parse_request(conn_in(c), c->in_len, &w->req);
+    if (r == HTTP_PARSE_AGAIN) {
+        if (c->in_len < POOL_IN_SIZE)
+            return;
+        r = -431; /* cannot happen within the limits; never spin on a full buffer */
+    }
+    c->log_method = c->log_target = c->log_referer = c->log_ua = (struct span){0};
+    c->log_minor = 1;
+    c->head_only = false;
+    if (r < 0) {
+        /* A syntax error: the framing is unknown, so nothing after it can
+         * be trusted: answer, then close (RFC 9112 §2.2, smuggling). */
+        c->head_len = c->in_len;
+        c->keep_alive = false;
+        handler_error(w, c, (int)-r);
+    } else {
+        c->head_len = (uint32_t)r;
+        handler_request(w, c);
+    }
+    begin_response(w, c);
+}
+
+static void conn_read(struct worker *w, struct conn *c)
+{
+    if (!c->slot) {
+        c->slot = pool_get(&w->pool);
+        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
+        c->in_len = 0;
+    }
+    ssize_t n = sys_recv(c->fd, conn_in(c) + c->in_len, POOL_IN_SIZE - c->in_len);
+    if (n == -EAGAIN || n == -EINTR) {
+        if (c->in_len == 0)
+            release_slot(w, c);
+        return;
+    }
+    if (n <= 0) {
+        conn_close(w, c, n == 0 ? CLOSE_PEER : CLOSE_ERROR);
+        return;
+    }
+    if (c->in_len == 0 && c->head_deadline_set == 0) {
+        /* The first byte of a head starts its absolute deadline. */
+        c->head_deadline_set = w->now_ms;
+        arm(w, c, w->srv->cfg.timeout_header);
+    }
+    c->in_len += (uint32_t)n;
+    process_input(w, c);
+}
+
+/* Reads and drops whatever the client still sends after our last response. */
+static void conn_linger_read(struct worker *w, struct conn *c)
+{
+    char sink[4096];
+    for (int i = 0; i < 4; i++) {
+        ssize_t n = sys_recv(c->fd, sink, sizeof sink);
+        if (n == -EAGAIN || n == -EINTR)
+            return;
+        if (n <= 0) {
+            conn_close(w, c, CLOSE_DONE);
+            return;
+        }
+    }
+}
+
+void conn_on_event(struct worker *w, struct conn *c, uint32_t events)
+{
+    switch (c->state) {
+    case CONN_READ:
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            conn_read(w, c);
+        break;
+    case CONN_WRITE:
+        if (events & (EPOLLERR | EPOLLHUP))
+            conn_close(w, c, CLOSE_ERROR);
+        else if (events & EPOLLOUT)
+            conn_send(w, c);
+        break;
+    case CONN_LINGER:
+        conn_linger_read(w, c);
+        break;
+    case CONN_FREE:
+        break;
+    }
+}
+
+void conn_on_timeout(struct worker *w, struct conn *c)
+{
+    if (c->state == CONN_READ && c->in_len > 0) {
+        /* A head that did not arrive in time (slowloris): say so, once,
+         * without waiting for the client to read it. */
+        c->head_len = c->in_len;
+        c->keep_alive = false;
+        handler_error(w, c, 408);
+        (void)sys_send(c->fd, conn_out(c), c->out_len, false);
+        c->body_sent = 0;
+    }
+    conn_close(w, c, CLOSE_TIMEOUT);
+}
+
+/* SIGTERM: idle connections go now; the others finish their response and
+ * then close (response_done sees w->draining). */
+void conn_drain(struct worker *w, struct conn *c)
+{
+    if (c->state == CONN_READ && c->in_len == 0)
+        conn_close(w, c, CLOSE_SHUTDOWN);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * resolve.c - open-beneath for both strategies described in resolve.h.
+ *
+ * The walk keeps a stack of directory fds from the root down to the current
+ * directory, so ".." inside a followed link pops one level and can never go
+ * above the root (the stack's bottom), whatever the link says. A link's
+ * target is spliced in front of the components still to walk, as the kernel
+ * does, with the kernel's limit of 40 links per lookup.
+ */
+#include "sys/resolve.h"
+
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+
+#define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY)
+#define MAX_LINKS  40  /* the kernel's MAXSYMLINKS */
+#define MAX_DEPTH  256 /* directory levels below the root */
+
+enum resolve_method resolve_probe(int root_fd)
+{
+    int fd = sys_openat2_beneath(root_fd, ".", OPEN_FLAGS | O_DIRECTORY, true);
+    if (fd < 0)
+        return RESOLVE_WALK;
+    sys_close(fd);
+    return RESOLVE_OPENAT2;
+}
+
+const char *resolve_method_name(enum resolve_method m)
+{
+    return m == RESOLVE_OPENAT2 ? "openat2" : "walk";
+}
+
+struct walk {
+    int stack[MAX_DEPTH + 1]; /* stack[0] is the root, not owned */
+    int depth;
+    int links;
+    char path[2 * PATH_MAX]; /* what is left to walk, NUL-terminated */
+};
+
+static void walk_release(struct walk *w)
+{
+    for (int i = w->depth; i > 0; i--)
+        sys_close(w->stack[i]);
+    w->depth = 0;
+}
+
+/* Replaces w->path with link target + "/" + rest. */
+static int splice_link(struct walk *w, int dirfd, const char *name, const char *rest)
+{
+    char target[PATH_MAX];
+    ssize_t n = sys_readlinkat(dirfd, name, target, sizeof target);
+    if (n < 0)
+        return (int)n;
+    if ((size_t)n >= sizeof target)
+        return -ENAMETOOLONG;
+    if (n == 0 || target[0] == '/')
+        return -EXDEV; /* absolute targets are outside by definition */
+    size_t rest_len = strlen(rest);
+    if ((size_t)n + 1 + rest_len + 1 > sizeof w->path)
+        return -ENAMETOOLONG;
+    memmove(w->path + n + 1, rest, rest_len + 1);
+    memcpy(w->path, target, (size_t)n);
+    w->path[n] = rest_len ? '/' : '\0';
+    return 0;
+}
+
+/* Takes the next component off w->path into comp; returns false when empty. */
+static bool next_component(struct walk *w, char *comp, const char **rest)
+{
+    char *p = w->path;
+    while (*p == '/')
+        p++;
+    if (!*p)
+        return false;
+    size_t n = strcspn(p, "/");
+    memcpy(comp, p, n);
+    comp[n] = '\0';
+    *rest = p + n;
+    while (**rest == '/')
+        (*rest)++;
+    return true;
+}
+
+/* One component at the top of the stack. Returns 1 to go on, an fd >= 0
+ * via *out for the final open, or -errno. */
+static int walk_step(struct walk *w, const char *comp, const char *rest, bool follow, int *out)
+{
+    int dirfd = w->stack[w->depth];
+    bool last = *rest == '\0';
+    if (strcmp(comp, ".") == 0)
+        return 1;
+    if (strcmp(comp, "..") == 0) {
+        if (w->depth == 0)
+            return -EXDEV;
+        sys_close(w->stack[w->depth--]);
+        return 1;
+    }
+    struct sys_stat st;
+    int r = sys_fstatat(dirfd, comp, &st, false);
+    if (r < 0)
+        return r;
+    if (sys_file_type(&st) == SYS_FILE_LINK) {
+        if (!follow)
+            return -ELOOP;
+        if (++w->links > MAX_LINKS)
+            return -ELOOP;
+        r = splice_link(w, dirfd, comp, rest);
+        return r < 0 ? r : 1;
+    }
+    /* O_NOFOLLOW: if comp became a link since fstatat, fail rather than
+     * follow it (ELOOP), closing the check-then-open race. */
+    int fd =
+        sys_openat(dirfd, comp, last ? OPEN_FLAGS | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    if (fd < 0)
+        return fd;
+    if (last) {
+        *out = fd;
+        return 0;
+    }
+    if (w->depth == MAX_DEPTH) {
+        sys_close(fd);
+        return -ENAMETOOLONG;
+    }
+    w->stack[++w->depth] = fd;
+    return 1;
+}
+
+static int resolve_walk(int root_fd, const char *path, bool follow)
+{
+    struct walk w;
+    w.stack[0] = root_fd;
+    w.depth = 0;
+    w.links = 0;
+    size_t n = strlen(path);
+    if (n >= sizeof w.path)
+        return -ENAMETOOLONG;
+    memcpy(w.path, path, n + 1);
+    char comp[NAME_MAX + 1];
+    const char *rest;
+    int fd = -1, r = 1;
+    while (r == 1) {
+        if (!next_component(&w, comp, &rest)) {
+            /* Walked to a directory (the root, or after a link or ".."). */
+            fd = sys_openat(w.stack[w.depth], ".", OPEN_FLAGS);
+            r = fd < 0 ? fd : 0;
+            break;
+        }
+        if (strlen(comp) > NAME_MAX) {
+            r = -ENAMETOOLONG;
+            break;
+        }
+        /* Shift what is left to the front: splice_link then has the whole
+         * buffer to put a link's target before it. */
+        memmove(w.path, rest, strlen(rest) + 1);
+        r = walk_step(&w, comp, w.path, follow, &fd);
+    }
+    walk_release(&w);
+    return r < 0 ? r : fd;
+}
+
+int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m)
+{
+    if (m == RESOLVE_OPENAT2)
+        return sys_openat2_beneath(root_fd, path[0] ? path : ".", OPEN_FLAGS, !follow_symlinks);
+    return resolve_walk(root_fd, path, follow_symlinks);
+}

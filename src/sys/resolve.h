@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * resolve.h - opening a normalized relative path beneath the document root so
+ * that nothing outside the root, and no symlink unless allowed, is ever
+ * opened. Two strategies with one meaning:
+ *   - openat2(RESOLVE_BENEATH [| RESOLVE_NO_SYMLINKS]) where the kernel has
+ *     it (Linux 5.6+), checked once at start by resolve_probe();
+ *   - a component-by-component walk with O_NOFOLLOW otherwise, following
+ *     links by hand (and only beneath the root) when allowed.
+ * The kernel checks each step against the root fd, so a link swapped in
+ * between a check and the open cannot escape (no TOCTOU).
+ */
+#ifndef PITH_RESOLVE_H
+#define PITH_RESOLVE_H
+
+#include <stdbool.h>
+
+enum resolve_method {
+    RESOLVE_OPENAT2,
+    RESOLVE_WALK,
+};
+
+/* Which method this kernel supports: RESOLVE_OPENAT2 when an openat2 call
+ * beneath root_fd works, else RESOLVE_WALK (ENOSYS, seccomp EPERM, ...). */
+enum resolve_method resolve_probe(int root_fd);
+
+/* The method's name for the start line: "openat2" or "walk". */
+const char *resolve_method_name(enum resolve_method m);
+
+/*
+ * Opens `path` (from target_normalize: relative, no empty/"."/".." segments,
+ * NUL-terminated; "" means the root itself) beneath root_fd, read-only,
+ * non-blocking (a FIFO must not block the worker), close-on-exec.
+ * Returns an fd, or:
+ *   -ELOOP   a symlink in the path and follow_symlinks is false, or too many
+ *   -EXDEV   a followed link would leave the root (absolute or climbing)
+ *   -ENOENT, -ENOTDIR, -EACCES, -ENAMETOOLONG, -EMFILE ... from the kernel
+ */
+int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m);
+
+#endif

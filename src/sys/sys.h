@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sys.h - the only door to the kernel. Every function returns a value >= 0 on
+ * success or -errno on failure and never leaves errno for a caller to read
+ * (libuv's UV__ERR idiom). The full build implements it over glibc
+ * (sys_libc.c); a freestanding build can implement the same names over raw
+ * system calls. Server code includes this header, never a libc one for I/O.
+ */
+#ifndef PITH_SYS_H
+#define PITH_SYS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* What pith needs of a file's metadata; filled from the kernel's stat. */
+struct sys_stat {
+    uint64_t dev;
+    uint64_t ino;
+    uint64_t size;
+    uint32_t mode; /* S_IFMT bits and permissions */
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+};
+
+enum sys_file_type {
+    SYS_FILE_REGULAR,
+    SYS_FILE_DIR,
+    SYS_FILE_LINK,
+    SYS_FILE_OTHER,   /* fifo, socket, device */
+    SYS_FILE_UNKNOWN, /* getdents could not tell (some filesystems) */
+};
+
+enum sys_file_type sys_file_type(const struct sys_stat *st);
+
+/* ---- files ---------------------------------------------------------------- */
+int sys_open_dir(const char *path);                     /* O_DIRECTORY|O_CLOEXEC */
+int sys_openat(int dirfd, const char *name, int flags); /* adds O_CLOEXEC */
+int sys_openat2_beneath(int dirfd, const char *path, int flags, bool no_symlinks);
+int sys_close(int fd);
+int sys_fstat(int fd, struct sys_stat *st);
+int sys_fstatat(int dirfd, const char *name, struct sys_stat *st, bool follow);
+ssize_t sys_readlinkat(int dirfd, const char *name, char *out, size_t cap);
+ssize_t sys_getdents(int fd, void *buf, size_t n);
+int sys_rewind_dir(int fd);
+ssize_t sys_read(int fd, void *p, size_t n);
+ssize_t sys_pread(int fd, void *p, size_t n, uint64_t off);
+ssize_t sys_write(int fd, const void *p, size_t n);
+ssize_t sys_writev(int fd, const struct iovec *iov, int n);
+int sys_open_log(const char *path); /* append, create 0644 */
+int sys_dup2(int from, int to);
+int sys_unlink(const char *path);
+
+/* One directory entry from a getdents buffer: returns the next offset, or 0
+ * at the end of the n valid bytes. */
+size_t sys_dirent_next(const void *buf, size_t n, size_t off, const char **name,
+                       enum sys_file_type *type);
+
+/* ---- sockets -------------------------------------------------------------- */
+ssize_t sys_send(int fd, const void *p, size_t n, bool more);
+ssize_t sys_sendfile(int out_fd, int in_fd, uint64_t *off, size_t n);
+ssize_t sys_recv(int fd, void *p, size_t n);
+int sys_accept(int lfd, struct sockaddr_storage *peer); /* NONBLOCK|CLOEXEC */
+/* A non-blocking listening socket; `share` sets SO_REUSEPORT (one per
+ * worker), IPv6 sockets are dual-stack (IPV6_V6ONLY off). */
+int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backlog, bool share);
+int sys_local_port(int fd);
+int sys_set_nodelay(int fd);
+int sys_shutdown_write(int fd);
+int sys_set_linger_reset(int fd);
+
+/* ---- events --------------------------------------------------------------- */
+int sys_epoll_create(void);
+int sys_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+int sys_epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout_ms,
+                   const sigset_t *unblocked);
+
+/* ---- time ----------------------------------------------------------------- */
+int64_t sys_now_ms(void);   /* monotonic milliseconds */
+int64_t sys_now_real(void); /* seconds since the epoch */
+
+/* ---- processes and signals ------------------------------------------------ */
+typedef void (*sys_signal_handler)(int);
+int sys_signal(int sig, sys_signal_handler fn); /* SA_RESTART off: we want EINTR */
+int sys_signal_ignore(int sig);
+int sys_signal_default(int sig);
+int sys_sigmask_block(const int *sigs, size_t n, sigset_t *old);
+int sys_sigmask_set(const sigset_t *set);
+/* A signalfd for sigs (which the caller has blocked); read one with
+ * sys_signalfd_read: the signal number, or -EAGAIN when none is pending. */
+int sys_signalfd(const int *sigs, size_t n);
+int sys_signalfd_read(int fd);
+/* Waits up to timeout_ms for one of sigs (blocked); returns it, or -EAGAIN. */
+int sys_sigwait(const int *sigs, size_t n, int timeout_ms);
+int sys_fork(void);
+int sys_waitpid_any(int *status); /* non-blocking; 0 when nothing exited */
+int sys_kill(int pid, int sig);
+int sys_getpid(void);
+/* Asks the kernel to send sig to this process when its parent dies. */
+int sys_die_with_parent(int sig);
+int sys_getppid(void);
+_Noreturn void sys_exit(int code);
+int sys_nofile_limit(uint64_t *cur, bool raise);
+int sys_cpu_count(void);
+
+/* Splits a waitpid status: returns the exit code, or -signal if killed. */
+int sys_exit_status(int status);
+
+/* ---- start-up helpers (not on any request path) ---------------------------- */
+/* Canonical absolute path of `path` into out[cap]. */
+int sys_realpath(const char *path, char *out, size_t cap);
+/* A numeric IPv4/IPv6 address ("::1", "[::1]", "127.0.0.1") and a port into
+ * *addr; returns 0 or -EINVAL. */
+int sys_parse_addr(const char *text, unsigned port, struct sockaddr_storage *addr, socklen_t *len);
+/* Writes "[addr]:port" or "addr:port" style text for URLs. */
+int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap);
+/* Drops to the user's uid, gid and supplementary groups. 0, -ENOENT (no
+ * such user), -EPERM (not root), or another -errno. */
+int sys_drop_privileges(const char *user);
+/* Detaches: forks (the parent exits 0), starts a session, points stdio at
+ * /dev/null. Returns 0 in the child or -errno. */
+int sys_daemonize(void);
+/* Writes "<pid>\n" to path (created or truncated, 0644). */
+int sys_write_pidfile(const char *path, int pid);
+bool sys_is_root(void);
+const char *sys_getenv(const char *name);
+
+/* Reserves n bytes of zeroed, private memory (not touched until used). */
+void *sys_map(size_t n);
+
+#endif
