@@ -32,6 +32,9 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 all: pith
 
+# Keep intermediate objects (unit, fuzz) between runs.
+.SECONDARY:
+
 # --- full build ---------------------------------------------------------------
 FULL_OBJ = $(patsubst src/%.c,build/full/%.o,$(FULL_SRC))
 build/full/%.o: src/%.c
@@ -125,8 +128,13 @@ format-check:
 demo: pith
 	./pith --port 8080 demo
 
-bench: pith
-	bench/run
+build/bench/donothing: bench/donothing.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+# Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
+bench: pith build/bench/donothing
+	bench/run $(BENCH_ARGS)
 
 clean:
 	rm -rf build pith pith-asan

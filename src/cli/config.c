@@ -9,36 +9,48 @@
 
 #include "core/bytes.h"
 #include "core/core.h"
+#include "core/glob.h"
 
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
     "Serve the files under ROOT (default: the current directory) over HTTP/1.1.\n"
     "\n"
-    "Options:\n"
-    "  -p, --port N              TCP port (default 8080; 0 = any free port, printed at start)\n"
+    "Options (ranges in brackets):\n"
+    "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
+    "                            printed at start)\n"
     "  -a, --addr ADDR           numeric IPv4 or IPv6 address to bind\n"
     "                            (default: all addresses, IPv6 and IPv4)\n"
-    "  -w, --workers N           worker processes, 1..64 (default: number of CPUs)\n"
-    "      --max-conns N         connections per worker (default 1024)\n"
-    "      --root DIR            the directory to serve (same as ROOT)\n"
+    "  -w, --workers N           worker processes [1..64] (default: number of CPUs)\n"
+    "      --max-conns N         connections per worker [1..1000000] (default 1024)\n"
+    "      --root DIR            the directory to serve (instead of ROOT)\n"
     "      --index NAME          file served for a directory (default index.html)\n"
     "      --no-listing          answer 403 for a directory without an index file\n"
     "      --follow-symlinks     follow symlinks that stay beneath ROOT (default: 403)\n"
     "      --max-age S           Cache-Control max-age in seconds (default 60; 0 = no-cache)\n"
-    "      --timeout-header S    time to receive a whole request head (default 15)\n"
-    "      --timeout-keepalive S idle time between requests (default 5)\n"
-    "      --timeout-send S      time without send progress (default 30)\n"
-    "      --grace S             on SIGTERM, time to finish responses (default 10)\n"
-    "      --log FILE|-          access log in combined format ('-' = stdout; default off)\n"
+    "      --immutable GLOB      files whose name matches get a year's max-age and\n"
+    "                            'immutable' (repeatable; e.g. '*.[0-9a-f]{8}.*')\n"
+    "      --cache-size MIB      memory per worker for small files [0..4096] (default 16)\n"
+    "      --cache-max-file B    files up to B bytes are kept in memory [0..1048576]\n"
+    "                            (default 65536); larger ones go by sendfile\n"
+    "      --cache-entries N     open-file cache entries per worker [0..1000000]\n"
+    "                            (default 1024; 0 = no cache)\n"
+    "      --timeout-header S    time to receive a whole request head [1..3600] (default 15)\n"
+    "      --timeout-keepalive S idle time between requests [1..3600] (default 5)\n"
+    "      --timeout-send S      time without send progress [1..3600] (default 30)\n"
+    "      --grace S             on SIGTERM/SIGINT, time to finish responses [0..3600]\n"
+    "                            (default 10)\n"
+    "      --log FILE|-          access log in combined format, UTC ('-' = stdout;\n"
+    "                            default: off)\n"
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
-    "      --user NAME           drop privileges to NAME after binding (when root)\n"
+    "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
     "  -q, --quiet               no start line\n"
     "  -h, --help                show this help and exit\n"
     "  -V, --version             show the version and exit\n"
+    "  --                        end of options (for a ROOT that starts with '-')\n"
     "\n"
     "Examples:\n"
-    "  pith                                  serve . on http://localhost:8080/\n"
+    "  pith                                  serve . on port 8080, all addresses\n"
     "  pith -p 9000 ./public                 serve ./public on port 9000\n"
     "  pith --addr 127.0.0.1 --port 0 site   loopback only, any free port\n"
     "  pith --log access.log --max-age 3600 --no-listing /srv/www\n"
@@ -65,6 +77,10 @@ enum kind {
     K_NO_LISTING,
     K_FOLLOW,
     K_MAX_AGE,
+    K_IMMUTABLE,
+    K_CACHE_SIZE,
+    K_CACHE_MAX_FILE,
+    K_CACHE_ENTRIES,
     K_T_HEADER,
     K_T_KEEPALIVE,
     K_T_SEND,
@@ -95,6 +111,10 @@ static const struct option options[] = {
     {"no-listing", 0, false, K_NO_LISTING},
     {"follow-symlinks", 0, false, K_FOLLOW},
     {"max-age", 0, true, K_MAX_AGE},
+    {"immutable", 0, true, K_IMMUTABLE},
+    {"cache-size", 0, true, K_CACHE_SIZE},
+    {"cache-max-file", 0, true, K_CACHE_MAX_FILE},
+    {"cache-entries", 0, true, K_CACHE_ENTRIES},
     {"timeout-header", 0, true, K_T_HEADER},
     {"timeout-keepalive", 0, true, K_T_KEEPALIVE},
     {"timeout-send", 0, true, K_T_SEND},
@@ -111,6 +131,7 @@ static const struct option options[] = {
 struct parser {
     struct config *cfg;
     struct buf reason;
+    bool have_root;
 };
 
 static enum config_verdict fail(struct parser *ps, const char *a, const char *b, const char *c)
@@ -154,67 +175,47 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     struct config *c = ps->cfg;
     bool ok = true;
     switch (o->kind) {
-    case K_PORT:
-        ok = number(ps, o->name, v, 0, 65535, &c->port);
-        break;
-    case K_WORKERS:
-        ok = number(ps, o->name, v, 1, CONFIG_WORKERS_MAX, &c->workers);
-        break;
-    case K_MAX_CONNS:
-        ok = number(ps, o->name, v, 1, CONFIG_MAX_CONNS_MAX, &c->max_conns);
-        break;
-    case K_MAX_AGE:
-        ok = number(ps, o->name, v, 0, 315360000, &c->max_age);
-        break;
-    case K_T_HEADER:
-        ok = number(ps, o->name, v, 1, 3600, &c->timeout_header);
-        break;
-    case K_T_KEEPALIVE:
-        ok = number(ps, o->name, v, 1, 3600, &c->timeout_keepalive);
-        break;
-    case K_T_SEND:
-        ok = number(ps, o->name, v, 1, 3600, &c->timeout_send);
-        break;
-    case K_GRACE:
-        ok = number(ps, o->name, v, 0, 3600, &c->grace);
-        break;
-    case K_ADDR:
-        ok = nonempty(ps, o->name, v) && (c->addr = v);
-        break;
+    case K_PORT: ok = number(ps, o->name, v, 0, 65535, &c->port); break;
+    case K_WORKERS: ok = number(ps, o->name, v, 1, CONFIG_WORKERS_MAX, &c->workers); break;
+    case K_MAX_CONNS: ok = number(ps, o->name, v, 1, CONFIG_MAX_CONNS_MAX, &c->max_conns); break;
+    case K_MAX_AGE: ok = number(ps, o->name, v, 0, 315360000, &c->max_age); break;
+    case K_CACHE_SIZE: ok = number(ps, o->name, v, 0, 4096, &c->cache_size_mib); break;
+    case K_CACHE_MAX_FILE: ok = number(ps, o->name, v, 0, 1048576, &c->cache_max_file); break;
+    case K_CACHE_ENTRIES: ok = number(ps, o->name, v, 0, 1000000, &c->cache_entries); break;
+    case K_T_HEADER: ok = number(ps, o->name, v, 1, 3600, &c->timeout_header); break;
+    case K_T_KEEPALIVE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_keepalive); break;
+    case K_T_SEND: ok = number(ps, o->name, v, 1, 3600, &c->timeout_send); break;
+    case K_GRACE: ok = number(ps, o->name, v, 0, 3600, &c->grace); break;
+    case K_ADDR: ok = nonempty(ps, o->name, v) && (c->addr = v); break;
     case K_ROOT:
-        ok = nonempty(ps, o->name, v) && (c->root = v);
+        if (ps->have_root)
+            return fail(ps, "ROOT given twice ('", v, "')");
+        ok = nonempty(ps, o->name, v);
+        c->root = v;
+        ps->have_root = true;
         break;
-    case K_LOG:
-        ok = nonempty(ps, o->name, v) && (c->log = v);
-        break;
-    case K_PIDFILE:
-        ok = nonempty(ps, o->name, v) && (c->pidfile = v);
-        break;
-    case K_USER:
-        ok = nonempty(ps, o->name, v) && (c->user = v);
-        break;
+    case K_LOG: ok = nonempty(ps, o->name, v) && (c->log = v); break;
+    case K_PIDFILE: ok = nonempty(ps, o->name, v) && (c->pidfile = v); break;
+    case K_USER: ok = nonempty(ps, o->name, v) && (c->user = v); break;
     case K_INDEX:
         ok = nonempty(ps, o->name, v);
         if (ok && (mem_find(v, cstr_len(v), '/') < cstr_len(v) || v[0] == '.'))
             return fail(ps, "--index: '", v, "' must be a plain file name");
         c->index = v;
         break;
-    case K_NO_LISTING:
-        c->listing = false;
+    case K_IMMUTABLE:
+        if (!glob_valid(span_make(v, cstr_len(v))))
+            return fail(ps, "--immutable: '", v, "' is not a valid pattern");
+        if (c->nimmutable == CONFIG_IMMUTABLE_MAX)
+            return fail(ps, "--immutable: more than 8 patterns", "", "");
+        c->immutable[c->nimmutable++] = v;
         break;
-    case K_FOLLOW:
-        c->follow_symlinks = true;
-        break;
-    case K_DAEMON:
-        c->daemon = true;
-        break;
-    case K_QUIET:
-        c->quiet = true;
-        break;
-    case K_HELP:
-        return CONFIG_HELP;
-    case K_VERSION:
-        return CONFIG_VERSION;
+    case K_NO_LISTING: c->listing = false; break;
+    case K_FOLLOW: c->follow_symlinks = true; break;
+    case K_DAEMON: c->daemon = true; break;
+    case K_QUIET: c->quiet = true; break;
+    case K_HELP: return CONFIG_HELP;
+    case K_VERSION: return CONFIG_VERSION;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -245,6 +246,9 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->index = "index.html";
     c->listing = true;
     c->max_age = 60;
+    c->cache_size_mib = 16;
+    c->cache_max_file = 65536;
+    c->cache_entries = 1024;
     c->timeout_header = 15;
     c->timeout_keepalive = 5;
     c->timeout_send = 30;
@@ -263,7 +267,12 @@ static enum config_verdict parse_flag(struct parser *ps, int argc, char **argv, 
         if (eq < n)
             value = arg + 2 + eq + 1;
     } else {
-        o = arg[2] == '\0' ? find_short(arg[1]) : NULL;
+        o = find_short(arg[1]);
+        if (o && arg[2] != '\0') {
+            if (!o->takes_value)
+                return fail(ps, "unknown option '", arg, "' (see pith --help)");
+            value = arg + 2; /* "-p8080" */
+        }
     }
     if (!o)
         return fail(ps, "unknown option '", arg, "' (see pith --help)");
@@ -283,8 +292,8 @@ static enum config_verdict parse_flag(struct parser *ps, int argc, char **argv, 
 enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct config *cfg,
                                  char *reason, size_t cap)
 {
-    struct parser ps = {cfg, buf_make(reason, cap ? cap - 1 : 0)};
-    bool have_root = false, options_done = false;
+    struct parser ps = {cfg, buf_make(reason, cap ? cap - 1 : 0), false};
+    bool options_done = false;
     enum config_verdict v = CONFIG_RUN;
     set_defaults(cfg, cpus);
     for (int i = 1; i < argc && v == CONFIG_RUN; i++) {
@@ -294,13 +303,13 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
                 options_done = true;
             else
                 v = parse_flag(&ps, argc, argv, &i);
-        } else if (have_root) {
-            v = fail(&ps, "more than one ROOT given ('", arg, "')");
+        } else if (ps.have_root) {
+            v = fail(&ps, "ROOT given twice ('", arg, "')");
         } else if (arg[0] == '\0') {
             v = fail(&ps, "ROOT is empty", "", "");
         } else {
             cfg->root = arg;
-            have_root = true;
+            ps.have_root = true;
         }
     }
     if (cap)

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CONFIG_WORKERS_MAX   64
+#define CONFIG_IMMUTABLE_MAX 8
+
 struct config {
     const char *root; /* default "." */
     const char *addr; /* NULL: dual-stack any */
@@ -21,7 +24,12 @@ struct config {
     const char *index; /* default "index.html" */
     bool listing;
     bool follow_symlinks;
-    unsigned max_age; /* seconds; 0 -> "no-cache" */
+    unsigned max_age;                            /* seconds; 0 -> "no-cache" */
+    const char *immutable[CONFIG_IMMUTABLE_MAX]; /* globs: a year's max-age, immutable */
+    unsigned nimmutable;
+    unsigned cache_size_mib; /* small-file memory per worker */
+    unsigned cache_max_file; /* bytes: larger files go by sendfile */
+    unsigned cache_entries;  /* open-file cache entries per worker */
     unsigned timeout_header, timeout_keepalive, timeout_send, grace;
     const char *log; /* NULL: off; "-": stdout */
     const char *pidfile;
@@ -37,7 +45,6 @@ enum config_verdict {
     CONFIG_USAGE,   /* print the reason, exit 2 */
 };
 
-#define CONFIG_WORKERS_MAX   64
 #define CONFIG_MAX_CONNS_MAX 1000000
 
 /* Fills cfg from argv (defaults first). On CONFIG_USAGE, reason (cap bytes,

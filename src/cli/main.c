@@ -140,10 +140,35 @@ static void print_start_line(const struct server *s)
     fflush(stderr);
 }
 
+/* Everything that can fail is checked before the start line, and before
+ * --daemon sends stderr to /dev/null, so no failure is ever silent. */
+static int check_files(const struct server *s)
+{
+    int r;
+    if (s->cfg.log && strcmp(s->cfg.log, "-") != 0) {
+        int fd = sys_open_log(s->cfg.log);
+        if (fd < 0)
+            return fail("cannot open the access log ", s->cfg.log, fd);
+        sys_close(fd);
+    }
+    /* The pidfile is written once the final pid is known (after --daemon);
+     * here we only make sure it can be. */
+    if (s->cfg.pidfile && (r = sys_write_pidfile(s->cfg.pidfile, -1)) < 0)
+        return fail("cannot write the pidfile ", s->cfg.pidfile, r);
+    if (s->cfg.user && (r = sys_check_user(s->cfg.user)) < 0) {
+        if (r == -EPERM)
+            return fail("--user needs pith to start as root", "", 0);
+        return fail("no such user: ", s->cfg.user, 0);
+    }
+    return 0;
+}
+
 static int start(struct server *s)
 {
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
     int r = prepare(s);
+    if (!r)
+        r = check_files(s);
     if (r)
         return r;
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
@@ -153,8 +178,8 @@ static int start(struct server *s)
         return fail("cannot become a daemon", "", r);
     if (s->cfg.pidfile && (r = sys_write_pidfile(s->cfg.pidfile, sys_getpid())) < 0)
         return fail("cannot write the pidfile ", s->cfg.pidfile, r);
-    if (s->cfg.user && (r = sys_drop_privileges(s->cfg.user)) < 0)
-        return fail("cannot switch to user ", s->cfg.user, r);
+    /* The master keeps its privileges (to restart workers and remove the
+     * pidfile); each worker drops to --user after opening its log. */
     return master_run(s);
 }
 
@@ -163,17 +188,10 @@ int main(int argc, char **argv)
     static struct server srv; /* large (paths); lives for the whole run */
     char reason[256];
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &srv.cfg, reason, sizeof reason)) {
-    case CONFIG_HELP:
-        fputs(config_usage(), stdout);
-        return 0;
-    case CONFIG_VERSION:
-        printf("pith %s\n", PITH_VERSION);
-        return 0;
-    case CONFIG_USAGE:
-        fprintf(stderr, "pith: %s\n", reason);
-        return 2;
-    case CONFIG_RUN:
-        break;
+    case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
+    case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
+    case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
+    case CONFIG_RUN: break;
     }
     return start(&srv);
 }

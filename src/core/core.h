@@ -4,14 +4,13 @@
  * bytes, a bounded output buffer, and an always-on assertion.
  *
  * src/core is libc-free, syscall-free and allocation-free: it may include only
- * <stddef.h>, <stdint.h>, <stdbool.h>, <limits.h> and its own headers, and
+ * the compiler's <stddef.h>, <stdint.h>, <stdbool.h> and its own headers, and
  * `make check` proves it by compiling it freestanding without libc headers.
  * The host (full or tiny build) provides pith_assert_fail().
  */
 #ifndef PITH_CORE_H
 #define PITH_CORE_H
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

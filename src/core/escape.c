@@ -16,23 +16,12 @@ void escape_html(struct buf *b, struct span s)
     for (size_t i = 0; i < s.n; i++) {
         const char *entity;
         switch (s.p[i]) {
-        case '&':
-            entity = "&amp;";
-            break;
-        case '<':
-            entity = "&lt;";
-            break;
-        case '>':
-            entity = "&gt;";
-            break;
-        case '"':
-            entity = "&quot;";
-            break;
-        case '\'':
-            entity = "&#39;";
-            break;
-        default:
-            continue;
+        case '&': entity = "&amp;"; break;
+        case '<': entity = "&lt;"; break;
+        case '>': entity = "&gt;"; break;
+        case '"': entity = "&quot;"; break;
+        case '\'': entity = "&#39;"; break;
+        default: continue;
         }
         buf_put(b, s.p + start, i - start);
         buf_put_cstr(b, entity);

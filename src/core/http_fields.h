@@ -21,8 +21,8 @@ struct span_list {
 
 struct http_info {
     bool has_host;
-    struct span host;       /* the Host value (may be empty) */
-    bool keep_alive;        /* the connection may persist after this exchange */
+    struct span host; /* the Host value (may be empty) */
+    bool keep_alive;  /* the connection may persist after this exchange */
     struct span_list if_match, if_none_match, accept_encoding;
     /* Singletons; absent when .p == NULL. A repeated singleton that matters
      * to a precondition or Range makes the request ambiguous: see below. */

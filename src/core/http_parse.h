@@ -19,12 +19,12 @@
  * than 100 field lines is 431. HTTP_MAX_HEAD, the sum with the empty lines
  * and the request line's CRLF, is the longest head accepted, so it bounds the
  * read buffer a connection needs for one head. */
-#define HTTP_MAX_REQUEST_LINE 8192
+#define HTTP_MAX_REQUEST_LINE  8192
 #define HTTP_MAX_FIELD_SECTION 16384
-#define HTTP_MAX_FIELDS 100
+#define HTTP_MAX_FIELDS        100
 /* Empty lines (CRLF) tolerated before a request line (RFC 9112 §2.2). */
 #define HTTP_MAX_LEADING_CRLF 8
-#define HTTP_MAX_HEAD                                                                          \
+#define HTTP_MAX_HEAD                                                                              \
     (2 * HTTP_MAX_LEADING_CRLF + HTTP_MAX_REQUEST_LINE + 2 + HTTP_MAX_FIELD_SECTION)
 
 /* Returned when the head is not complete yet and no limit is exceeded. */
@@ -76,10 +76,16 @@ struct http_request {
  *                     reported as soon as more than that many bytes arrived
  *                     without its end).
  *   -431              the field section exceeds HTTP_MAX_FIELD_SECTION bytes
- *                     or HTTP_MAX_FIELDS lines.
- *   -505              a well-formed HTTP-version other than 1.0 and 1.1.
- * The same input always gives the same answer whatever n it is cut at, except
- * that a shorter n may give HTTP_PARSE_AGAIN.
+ *                     (reported once that many bytes arrived without its
+ *                     end) or HTTP_MAX_FIELDS lines (reported at the first
+ *                     byte of the extra line).
+ *   -505              a well-formed HTTP-version other than 1.0 and 1.1,
+ *                     reported at the end of the request line.
+ * Verdicts are reached left to right: the first position where the bytes
+ * cannot be a valid head decides, so the same input always gives the same
+ * answer whatever n it is cut at, except that a shorter n may give
+ * HTTP_PARSE_AGAIN. Bytes after the head are never read. On any return but
+ * > 0, *req holds unspecified partial results.
  */
 long http_parse_request(const char *p, size_t n, struct http_request *req);
 

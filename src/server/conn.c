@@ -37,6 +37,26 @@ char *conn_dir(const struct conn *c)
     return c->slot + POOL_IN_SIZE + POOL_OUT_SIZE;
 }
 
+void conn_push(struct conn *c, const void *p, size_t n)
+{
+    PITH_ASSERT(c->niov < CONN_IOV_MAX);
+    if (n)
+        c->iov[c->niov++] = (struct iovec){(void *)p, n};
+}
+
+void conn_push_out(struct conn *c, size_t n)
+{
+    PITH_ASSERT(c->out_used + n <= POOL_OUT_SIZE);
+    conn_push(c, conn_out(c) + c->out_used, n);
+    c->out_used += (uint32_t)n;
+}
+
+static void out_clear(struct conn *c)
+{
+    c->niov = c->iov_at = 0;
+    c->out_used = 0;
+}
+
 static void arm(struct worker *w, struct conn *c, unsigned seconds)
 {
     timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
@@ -50,13 +70,17 @@ static void release_slot(struct worker *w, struct conn *c)
     }
 }
 
-static void release_body(struct conn *c)
+static void release_body(struct worker *w, struct conn *c)
 {
-    if (c->body_fd >= 0) {
+    if (c->body_fd >= 0 && c->body_fd_owned)
         sys_close(c->body_fd);
-        c->body_fd = -1;
-    }
+    c->body_fd = -1;
+    c->body_fd_owned = false;
     c->body = BODY_NONE;
+    if (c->entry) {
+        filecache_release(&w->cache, c->entry);
+        c->entry = NULL;
+    }
 }
 
 static void log_response(struct worker *w, struct conn *c)
@@ -82,7 +106,7 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
 {
     (void)why;
     log_response(w, c);
-    release_body(c);
+    release_body(w, c);
     release_slot(w, c);
     timer_cancel(&w->wheel, &c->timer);
     sys_close(c->fd); /* also removes it from the epoll set */
@@ -100,7 +124,9 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->events = EPOLLIN;
     c->slot = NULL;
     c->in_len = c->head_len = 0;
-    c->out_len = c->out_off = 0;
+    out_clear(c);
+    c->entry = NULL;
+    c->body_fd_owned = false;
     c->body = BODY_NONE;
     c->body_fd = -1;
     c->status = 0;
@@ -114,17 +140,32 @@ void conn_accepted(struct worker *w, struct conn *c)
 
 /* ---- sending -------------------------------------------------------------------- */
 
-static void response_done(struct worker *w, struct conn *c);
+/* Advances the queue past n sent bytes, counting body bytes for the log. */
+static void consume(struct conn *c, size_t n)
+{
+    size_t head = n < c->head_left ? n : c->head_left;
+    c->head_left -= (uint32_t)head;
+    c->body_sent += n - head;
+    while (n && c->iov_at < c->niov) {
+        struct iovec *v = &c->iov[c->iov_at];
+        size_t k = n < v->iov_len ? n : v->iov_len;
+        v->iov_base = (char *)v->iov_base + k;
+        v->iov_len -= k;
+        n -= k;
+        if (v->iov_len == 0)
+            c->iov_at++;
+    }
+}
 
 /* Returns 1 when everything queued went out, 0 when the socket is full
  * (EPOLLOUT armed), -1 when the connection was closed. */
 static int send_out(struct worker *w, struct conn *c)
 {
-    while (c->out_off < c->out_len) {
+    while (c->iov_at < c->niov) {
         /* Head and first body bytes in one packet: MSG_MORE holds the head
          * until sendfile follows at once. */
-        bool more = c->body == BODY_FILE;
-        ssize_t n = sys_send(c->fd, conn_out(c) + c->out_off, c->out_len - c->out_off, more);
+        bool more = c->body == BODY_FILE || c->body == BODY_MULTIPART;
+        ssize_t n = sys_sendv(c->fd, c->iov + c->iov_at, c->niov - c->iov_at, more);
         if (n == -EAGAIN)
             return 0;
         if (n == -EINTR)
@@ -133,15 +174,14 @@ static int send_out(struct worker *w, struct conn *c)
             conn_close(w, c, CLOSE_ERROR);
             return -1;
         }
-        uint32_t from = c->out_off > c->head_size ? c->out_off : c->head_size;
-        c->out_off += (uint32_t)n;
-        if (c->out_off > from)
-            c->body_sent += c->out_off - from; /* body bytes, for the log */
+        consume(c, (size_t)n);
         arm(w, c, w->srv->cfg.timeout_send);
     }
+    out_clear(c);
     return 1;
 }
 
+/* Sends the file segment [body_off, body_end). Returns like send_out. */
 static int send_file(struct worker *w, struct conn *c)
 {
     while (c->body_off < c->body_end) {
@@ -164,8 +204,26 @@ static int send_file(struct worker *w, struct conn *c)
         c->body_sent += c->body_off - before;
         arm(w, c, w->srv->cfg.timeout_send);
     }
-    release_body(c);
     return 1;
+}
+
+/* Head, then file segments (one, or the parts of a multipart body, each
+ * preceded by its part head in the out region). */
+static int send_file_body(struct worker *w, struct conn *c)
+{
+    int r = 1;
+    while (r == 1 && (c->body == BODY_FILE || c->body == BODY_MULTIPART)) {
+        r = send_file(w, c);
+        if (r != 1)
+            break;
+        if (c->body == BODY_FILE) {
+            release_body(w, c);
+            break;
+        }
+        handler_multipart_next(w, c);
+        r = send_out(w, c);
+    }
+    return r;
 }
 
 static void want_events(struct worker *w, struct conn *c, uint32_t events)
@@ -176,18 +234,18 @@ static void want_events(struct worker *w, struct conn *c, uint32_t events)
     }
 }
 
-/* Pushes the response as far as the socket takes it. A listing goes one
- * chunk per wake-up: a huge directory must not hold the worker, and EPOLLOUT
- * brings us back while the socket has room. */
-static void conn_send(struct worker *w, struct conn *c)
+/* Pushes the response as far as the socket takes it; true when all of it
+ * went out. A listing goes one chunk per wake-up: a huge directory must not
+ * hold the worker, and EPOLLOUT brings us back while the socket has room. */
+static bool conn_send(struct worker *w, struct conn *c)
 {
     int r = send_out(w, c);
-    if (r == 1 && c->body == BODY_FILE)
-        r = send_file(w, c);
+    if (r == 1)
+        r = send_file_body(w, c);
     if (r == 1 && c->body == BODY_LISTING) {
         if (dirlist_fill(w, c) < 0) {
             conn_close(w, c, CLOSE_ERROR);
-            return;
+            return false;
         }
         r = send_out(w, c);
         if (r == 1 && c->body == BODY_LISTING)
@@ -195,8 +253,7 @@ static void conn_send(struct worker *w, struct conn *c)
     }
     if (r == 0)
         want_events(w, c, EPOLLOUT);
-    else if (r == 1)
-        response_done(w, c);
+    return r == 1;
 }
 
 /* ---- reading -------------------------------------------------------------------- */
@@ -204,7 +261,7 @@ static void conn_send(struct worker *w, struct conn *c)
 static void start_linger(struct worker *w, struct conn *c)
 {
     log_response(w, c);
-    release_body(c);
+    release_body(w, c);
     release_slot(w, c);
     sys_shutdown_write(c->fd);
     c->state = CONN_LINGER;
@@ -212,13 +269,14 @@ static void start_linger(struct worker *w, struct conn *c)
     timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
 }
 
-static void process_input(struct worker *w, struct conn *c);
-
-static void response_done(struct worker *w, struct conn *c)
+/* After a complete response. Returns true when pipelined bytes wait to be
+ * parsed (the caller loops instead of recursing). */
+static bool response_done(struct worker *w, struct conn *c)
 {
+    release_body(w, c);
     if (!c->keep_alive || w->draining) {
         start_linger(w, c);
-        return;
+        return false;
     }
     log_response(w, c);
     /* Drop the answered head; pipelined bytes move to the front. */
@@ -227,53 +285,49 @@ static void response_done(struct worker *w, struct conn *c)
         mem_move(conn_in(c), conn_in(c) + c->head_len, rest);
     c->in_len = rest;
     c->head_len = 0;
-    c->out_len = c->out_off = 0;
+    out_clear(c);
     c->state = CONN_READ;
     want_events(w, c, EPOLLIN);
     if (rest) {
         c->head_deadline_set = w->now_ms;
         arm(w, c, w->srv->cfg.timeout_header);
-        process_input(w, c);
-        return;
+        return true;
     }
     /* Idle: hold no buffer while waiting for the next request. */
     release_slot(w, c);
     c->head_deadline_set = 0;
     arm(w, c, w->srv->cfg.timeout_keepalive);
+    return false;
 }
 
-static void begin_response(struct worker *w, struct conn *c)
-{
-    c->state = CONN_WRITE;
-    c->out_off = 0;
-    c->body_sent = 0;
-    arm(w, c, w->srv->cfg.timeout_send);
-    conn_send(w, c);
-}
-
-/* Parses what has arrived; answers a complete head or an error. */
+/* Parses what has arrived and answers each complete head in order, as long
+ * as the answers go out without waiting. */
 static void process_input(struct worker *w, struct conn *c)
 {
-    long r = http_parse_request(conn_in(c), c->in_len, &w->req);
-    if (r == HTTP_PARSE_AGAIN) {
-        if (c->in_len < POOL_IN_SIZE)
-            return;
-        r = -431; /* cannot happen within the limits; never spin on a full buffer */
-    }
-    c->log_method = c->log_target = c->log_referer = c->log_ua = (struct span){0};
-    c->log_minor = 1;
-    c->head_only = false;
-    if (r < 0) {
-        /* A syntax error: the framing is unknown, so nothing after it can
-         * be trusted: answer, then close (RFC 9112 §2.2, smuggling). */
-        c->head_len = c->in_len;
-        c->keep_alive = false;
-        handler_error(w, c, (int)-r);
-    } else {
-        c->head_len = (uint32_t)r;
-        handler_request(w, c);
-    }
-    begin_response(w, c);
+    do {
+        long r = http_parse_request(conn_in(c), c->in_len, &w->req);
+        if (r == HTTP_PARSE_AGAIN) {
+            if (c->in_len < POOL_IN_SIZE)
+                return;
+            r = -431; /* cannot happen within the limits; never spin on a full buffer */
+        }
+        c->log_method = c->log_target = c->log_referer = c->log_ua = (struct span){0};
+        c->log_minor = 1;
+        c->head_only = false;
+        if (r < 0) {
+            /* A syntax error: the framing is unknown, so nothing after it
+             * can be trusted: answer, then close (RFC 9112 §2.2). */
+            c->head_len = c->in_len;
+            c->keep_alive = false;
+            handler_error(w, c, (int)-r);
+        } else {
+            c->head_len = (uint32_t)r;
+            handler_request(w, c);
+        }
+        c->state = CONN_WRITE;
+        c->body_sent = 0;
+        arm(w, c, w->srv->cfg.timeout_send);
+    } while (conn_send(w, c) && response_done(w, c));
 }
 
 static void conn_read(struct worker *w, struct conn *c)
@@ -327,14 +381,11 @@ void conn_on_event(struct worker *w, struct conn *c, uint32_t events)
     case CONN_WRITE:
         if (events & (EPOLLERR | EPOLLHUP))
             conn_close(w, c, CLOSE_ERROR);
-        else if (events & EPOLLOUT)
-            conn_send(w, c);
+        else if ((events & EPOLLOUT) && conn_send(w, c) && response_done(w, c))
+            process_input(w, c);
         break;
-    case CONN_LINGER:
-        conn_linger_read(w, c);
-        break;
-    case CONN_FREE:
-        break;
+    case CONN_LINGER: conn_linger_read(w, c); break;
+    case CONN_FREE: break;
     }
 }
 
@@ -346,7 +397,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
         c->head_len = c->in_len;
         c->keep_alive = false;
         handler_error(w, c, 408);
-        (void)sys_send(c->fd, conn_out(c), c->out_len, false);
+        (void)sys_sendv(c->fd, c->iov, c->niov, false);
         c->body_sent = 0;
     }
     conn_close(w, c, CLOSE_TIMEOUT);

@@ -69,10 +69,10 @@ void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_for
         respond_field_cstr(&b, "Connection", "close");
     respond_end_head(&b);
     c->status = 200;
-    c->head_size = (uint32_t)b.len;
+    c->head_left = (uint32_t)b.len;
     if (c->head_only) {
         sys_close(dirfd);
-        c->out_len = (uint32_t)b.len;
+        conn_push_out(c, b.len);
         return;
     }
     size_t mark;
@@ -80,9 +80,10 @@ void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_for
     listing_begin(&b, f, span_make(w->path, path_len));
     chunk_close(&b, chunked, mark);
     PITH_ASSERT(!b.full);
-    c->out_len = (uint32_t)b.len;
+    conn_push_out(c, b.len);
     c->body = BODY_LISTING;
     c->body_fd = dirfd;
+    c->body_fd_owned = true;
     c->listing = (struct listing_state){.pass = 0, .first = true, .chunked = chunked, .format = f};
 }
 
@@ -101,17 +102,13 @@ static bool entry_for(struct worker *w, struct conn *c, const char *name, enum s
         return false;
     *e = (struct listing_entry){.name = span_make(name, cstr_len(name))};
     switch (sys_file_type(&st)) {
-    case SYS_FILE_DIR:
-        e->is_dir = true;
-        break;
-    case SYS_FILE_REGULAR:
-        break;
+    case SYS_FILE_DIR: e->is_dir = true; break;
+    case SYS_FILE_REGULAR: break;
     case SYS_FILE_LINK:
         if (!w->srv->cfg.follow_symlinks)
             return false;
         return c->listing.pass == 1; /* no metadata: it would be the target's */
-    default:
-        return false;
+    default: return false;
     }
     if (e->is_dir != (c->listing.pass == 0))
         return false;
@@ -176,13 +173,9 @@ int dirlist_fill(struct worker *w, struct conn *c)
     if (ls->pass == 2) {
         if (ls->chunked)
             buf_put(&b, "0\r\n\r\n", 5);
-        sys_close(c->body_fd);
-        c->body_fd = -1;
-        c->body = BODY_NONE;
+        c->body = BODY_NONE; /* the descriptor is released with the response */
     }
     PITH_ASSERT(!b.full);
-    c->out_len = (uint32_t)b.len;
-    c->out_off = 0;
-    c->head_size = 0;
+    conn_push_out(c, b.len);
     return 0;
 }

@@ -8,8 +8,6 @@
  */
 #include "core/bytes.h"
 #include "core/escape.h"
-#include "core/etag.h"
-#include "core/mime.h"
 #include "core/respond.h"
 #include "core/target.h"
 #include "server/server.h"
@@ -40,14 +38,13 @@ static void head_end(struct worker *w, struct conn *c, struct buf *b)
         respond_field_cstr(b, "Connection", "keep-alive");
     respond_end_head(b);
     PITH_ASSERT(!b->full);
-    c->head_size = (uint32_t)b->len;
-    c->out_len = (uint32_t)b->len;
+    c->head_left = (uint32_t)b->len;
 }
 
 /* An error (or redirect) with the small fixed HTML body; `extra` is one more
  * field ("Allow", "Location") or NULL. */
-static void small_response(struct worker *w, struct conn *c, int status, const char *extra_name,
-                           struct span extra_value, bool cacheable)
+void handler_small(struct worker *w, struct conn *c, int status, const char *extra_name,
+                   struct span extra_value, bool cacheable)
 {
     struct buf b = head_begin(w, c, status);
     respond_field_cstr(&b, "Content-Type", "text/html; charset=utf-8");
@@ -60,7 +57,8 @@ static void small_response(struct worker *w, struct conn *c, int status, const c
     head_end(w, c, &b);
     if (!c->head_only)
         respond_error_body(&b, status);
-    c->out_len = (uint32_t)b.len;
+    PITH_ASSERT(!b.full);
+    conn_push_out(c, b.len);
 }
 
 void handler_error(struct worker *w, struct conn *c, int status)
@@ -70,9 +68,9 @@ void handler_error(struct worker *w, struct conn *c, int status)
     if (status == 400 || status == 408 || status == 414 || status == 431 || status == 505)
         c->keep_alive = false;
     if (status == 405)
-        small_response(w, c, status, "Allow", SPAN_LIT(ALLOW), false);
+        handler_small(w, c, status, "Allow", SPAN_LIT(ALLOW), false);
     else
-        small_response(w, c, status, NULL, (struct span){0}, false);
+        handler_small(w, c, status, NULL, (struct span){0}, false);
 }
 
 static void options_response(struct worker *w, struct conn *c)
@@ -80,6 +78,7 @@ static void options_response(struct worker *w, struct conn *c)
     struct buf b = head_begin(w, c, 204);
     respond_field_cstr(&b, "Allow", ALLOW);
     head_end(w, c, &b);
+    conn_push_out(c, b.len);
 }
 
 /* ---- redirects ---------------------------------------------------------------------- */
@@ -109,36 +108,7 @@ static void redirect_to_dir(struct worker *w, struct conn *c, const struct targe
         handler_error(w, c, 414);
         return;
     }
-    small_response(w, c, 301, "Location", span_make(loc, b.len), true);
-}
-
-/* ---- files -------------------------------------------------------------------------- */
-
-static void file_response(struct worker *w, struct conn *c, int fd, const struct sys_stat *st,
-                          struct span name)
-{
-    struct buf b = head_begin(w, c, 200);
-    respond_field(&b, "Content-Type", mime_lookup(name));
-    respond_field_u64(&b, "Content-Length", st->size);
-    /* RFC 9110 §8.8.2.1: never a Last-Modified later than the Date. */
-    char lm[DATE_IMF_LEN];
-    int64_t mtime = st->mtime_sec > w->now_sec ? w->now_sec : st->mtime_sec;
-    if (date_format_imf(mtime, lm))
-        respond_field(&b, "Last-Modified", span_make(lm, DATE_IMF_LEN));
-    char tag[ETAG_MAX];
-    size_t tn = etag_make(st->ino, st->size, st->mtime_sec, st->mtime_nsec, tag);
-    respond_field(&b, "ETag", span_make(tag, tn));
-    respond_field_cstr(&b, "Accept-Ranges", "bytes");
-    respond_field_cstr(&b, "Cache-Control", w->srv->cache_control);
-    head_end(w, c, &b);
-    if (c->head_only || st->size == 0) {
-        sys_close(fd);
-        return;
-    }
-    c->body = BODY_FILE;
-    c->body_fd = fd;
-    c->body_off = 0;
-    c->body_end = st->size;
+    handler_small(w, c, 301, "Location", span_make(loc, b.len), true);
 }
 
 /* Maps a failed open beneath the root to the contract's status. */
@@ -147,40 +117,31 @@ static int open_error_status(int err)
     switch (err) {
     case -ENOENT:
     case -ENOTDIR:
-    case -ENAMETOOLONG:
-        return 404;
+    case -ENAMETOOLONG: return 404;
     case -ELOOP: /* a symlink, not followed */
     case -EXDEV: /* a followed link that leaves the root */
     case -EACCES:
     case -EPERM:
-        return 403;
+    case -ENXIO: /* a socket file: open() refuses it */
+    case -ENODEV: return 403;
     case -EMFILE:
     case -ENFILE:
-    case -ENOMEM:
-        return 503;
-    default:
-        return 500;
+    case -ENOMEM: return 503;
+    default: return 500;
     }
 }
 
-/* Opens rel beneath the root; on failure queues the error and returns -1. */
-static int open_beneath(struct worker *w, struct conn *c, const char *rel, struct sys_stat *st)
+/* Looks rel up in the cache (opening it beneath the root on a miss); on
+ * failure queues the error and returns false. */
+static bool lookup(struct worker *w, struct conn *c, const char *rel, struct fc_result *res)
 {
-    const struct server *s = w->srv;
-    int fd = resolve_open(s->root_fd, rel, s->cfg.follow_symlinks, s->resolve);
-    if (fd < 0) {
-        if (fd == -EMFILE || fd == -ENFILE)
-            log_error_errno("open", rel, fd);
-        handler_error(w, c, open_error_status(fd));
-        return -1;
-    }
-    int r = sys_fstat(fd, st);
-    if (r < 0) {
-        sys_close(fd);
-        handler_error(w, c, 500);
-        return -1;
-    }
-    return fd;
+    filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, res);
+    if (res->entry || res->fd >= 0)
+        return true;
+    if (res->err == -EMFILE || res->err == -ENFILE)
+        log_error_errno("open", rel, res->err);
+    handler_error(w, c, open_error_status(res->err));
+    return false;
 }
 
 static bool wants_json(struct worker *w, const struct target *t)
@@ -215,20 +176,20 @@ static void serve_directory(struct worker *w, struct conn *c, int dirfd, const s
         if (n)
             rel[at++] = '/';
         mem_copy(rel + at, cfg->index, in + 1);
-        int fd = resolve_open(w->srv->root_fd, rel, cfg->follow_symlinks, w->srv->resolve);
-        struct sys_stat st;
-        if (fd >= 0 && sys_fstat(fd, &st) == 0 && sys_file_type(&st) == SYS_FILE_REGULAR) {
+        struct fc_result res;
+        filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, &res);
+        if (res.entry || (res.fd >= 0 && sys_file_type(&res.st) == SYS_FILE_REGULAR)) {
             sys_close(dirfd);
-            file_response(w, c, fd, &st, span_make(rel, at + in));
+            file_respond(w, c, &res, span_make(rel, at + in));
             return;
         }
-        if (fd >= 0)
-            sys_close(fd);
-        else if (fd != -ENOENT) {
+        if (res.fd >= 0) {
+            sys_close(res.fd); /* an index that is a directory: as if absent */
+        } else if (res.err != -ENOENT) {
             /* An index that is a link (or unreadable) is refused, never
              * replaced by a listing that would show what it hides. */
             sys_close(dirfd);
-            handler_error(w, c, open_error_status(fd));
+            handler_error(w, c, open_error_status(res.err));
             return;
         }
     }
@@ -242,24 +203,38 @@ static void serve_directory(struct worker *w, struct conn *c, int dirfd, const s
 
 static void serve_path(struct worker *w, struct conn *c, const struct target *t, unsigned flags)
 {
-    struct sys_stat st;
-    int fd = open_beneath(w, c, w->path, &st);
-    if (fd < 0)
+    struct fc_result res;
+    if (!lookup(w, c, w->path, &res))
         return;
-    switch (sys_file_type(&st)) {
-    case SYS_FILE_REGULAR:
-        file_response(w, c, fd, &st, span_make(w->path, cstr_len(w->path)));
+    bool regular = res.entry || sys_file_type(&res.st) == SYS_FILE_REGULAR;
+    if (regular && (flags & TARGET_TRAILING_SLASH)) {
+        /* "/file.html/" names a directory that does not exist (nginx and
+         * Apache agree): the kernel would say ENOTDIR. */
+        if (res.entry)
+            filecache_release(&w->cache, res.entry);
+        else
+            sys_close(res.fd);
+        handler_error(w, c, 404);
+        return;
+    }
+    if (res.entry) {
+        file_respond(w, c, &res, span_make(w->path, cstr_len(w->path)));
+        return;
+    }
+    switch (sys_file_type(&res.st)) {
+    case SYS_FILE_REGULAR: /* not cached */
+        file_respond(w, c, &res, span_make(w->path, cstr_len(w->path)));
         return;
     case SYS_FILE_DIR:
         if (w->path[0] && !(flags & TARGET_TRAILING_SLASH)) {
-            sys_close(fd);
+            sys_close(res.fd);
             redirect_to_dir(w, c, t);
             return;
         }
-        serve_directory(w, c, fd, t);
+        serve_directory(w, c, res.fd, t);
         return;
     default: /* fifo, socket, device: never served */
-        sys_close(fd);
+        sys_close(res.fd);
         handler_error(w, c, 403);
         return;
     }
@@ -275,12 +250,9 @@ static int method_status(enum http_method m)
     switch (m) {
     case HTTP_METHOD_GET:
     case HTTP_METHOD_HEAD:
-    case HTTP_METHOD_OPTIONS:
-        return 0;
-    case HTTP_METHOD_OTHER:
-        return 501;
-    default:
-        return 405;
+    case HTTP_METHOD_OPTIONS: return 0;
+    case HTTP_METHOD_OTHER: return 501;
+    default: return 405;
     }
 }
 
@@ -319,7 +291,9 @@ void handler_request(struct worker *w, struct conn *c)
     unsigned flags = 0;
     long n = target_normalize(t.path, w->path, sizeof w->path - 1, &flags);
     if (n < 0) {
-        handler_error(w, c, (int)-n);
+        /* A decoded path longer than PATH_MAX names no file: 404, not 414
+         * (the request line itself was within its limit). */
+        handler_error(w, c, n == -414 ? 404 : (int)-n);
         return;
     }
     w->path[n] = '\0';

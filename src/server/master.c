@@ -123,11 +123,8 @@ static void on_signal(struct master *m, int sig)
             begin_stop(m);
         break;
     case SIGHUP:
-    case SIGUSR1:
-        signal_workers(m, sig);
-        break;
-    default:
-        break; /* SIGCHLD: reaped below */
+    case SIGUSR1: signal_workers(m, sig); break;
+    default: break; /* SIGCHLD: reaped below */
     }
 }
 

@@ -40,19 +40,22 @@ int pool_init(struct pool *p, uint32_t count)
     if (!p->base || !p->free_stack)
         return -ENOMEM;
     p->count = count;
-    p->nfree = count;
-    /* Slot 0 on top: the first requests reuse the same few slots. */
-    for (uint32_t i = 0; i < count; i++)
-        p->free_stack[i] = count - 1 - i;
+    p->nfree = 0;
+    p->next_unused = 0;
     poison(p->base, (size_t)count * POOL_SLOT_SIZE);
     return 0;
 }
 
 char *pool_get(struct pool *p)
 {
-    if (p->nfree == 0)
+    uint32_t index;
+    if (p->nfree)
+        index = p->free_stack[--p->nfree]; /* LIFO: the warmest slot */
+    else if (p->next_unused < p->count)
+        index = p->next_unused++; /* never used: its pages are not resident yet */
+    else
         return NULL;
-    char *slot = p->base + (size_t)p->free_stack[--p->nfree] * POOL_SLOT_SIZE;
+    char *slot = p->base + (size_t)index * POOL_SLOT_SIZE;
     unpoison(slot, POOL_SLOT_SIZE);
     return slot;
 }

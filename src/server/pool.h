@@ -25,6 +25,7 @@ struct pool {
     char *base;
     uint32_t *free_stack; /* indexes of free slots; top at nfree - 1 */
     uint32_t count, nfree;
+    uint32_t next_unused; /* slots [next_unused, count) were never handed out */
 };
 
 /* Reserves count slots. Returns 0 or -ENOMEM. */

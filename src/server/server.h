@@ -14,6 +14,7 @@
 #include "core/http_fields.h"
 #include "core/http_parse.h"
 #include "core/listing.h"
+#include "server/filecache.h"
 #include "server/log.h"
 #include "server/pool.h"
 #include "server/timer.h"
@@ -21,8 +22,10 @@
 
 #include <limits.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #define SERVER_MAX_LISTENERS CONFIG_WORKERS_MAX
+#define CONN_IOV_MAX         4 /* pieces of one response sent by one sendmsg */
 #define SERVER_NAME          "pith/" PITH_VERSION
 
 /* Read-only after start; shared (copied by fork) by every worker. */
@@ -46,8 +49,9 @@ enum conn_state {
 
 enum body_kind {
     BODY_NONE,
-    BODY_FILE,    /* sendfile from body_fd [body_off, body_end) */
-    BODY_LISTING, /* generated from dir_fd chunk by chunk */
+    BODY_FILE,      /* sendfile from body_fd [body_off, body_end) */
+    BODY_LISTING,   /* generated from dir_fd chunk by chunk */
+    BODY_MULTIPART, /* parts of body_fd: ranges in the slot's dir region */
 };
 
 /* Why a connection ended, for the error log and tests. */
@@ -75,14 +79,23 @@ struct conn {
     char *slot;        /* pool slot while a request is in flight, else NULL */
     uint32_t in_len;   /* bytes received into the slot's in region */
     uint32_t head_len; /* the current request head's length */
-    uint32_t out_len, out_off;
-    uint32_t head_size; /* response head bytes at the start of out */
-    bool keep_alive;    /* keep the connection after this response */
-    bool head_only;     /* HEAD: the head of the GET response, no body */
+    /* What is queued to send, in order: pieces of the slot's out region
+     * and, for a cache hit, the entry's constant head and body. */
+    struct iovec iov[CONN_IOV_MAX];
+    uint8_t niov, iov_at;
+    uint32_t out_used;      /* bytes of the out region the queued pieces use */
+    uint32_t head_left;     /* bytes of the response head not sent yet (for the log) */
+    struct fc_entry *entry; /* the cache entry this response reads from */
+    bool body_fd_owned;     /* close body_fd when done (not the cache's) */
+    bool keep_alive;        /* keep the connection after this response */
+    bool head_only;         /* HEAD: the head of the GET response, no body */
     enum body_kind body;
     int body_fd;
     uint64_t body_off, body_end;
     struct listing_state listing;
+    uint8_t part, nparts;  /* multipart/byteranges progress */
+    struct span part_type; /* the parts' Content-Type (a constant string) */
+    uint64_t part_size;    /* the representation's length, for Content-Range */
     struct timer timer;
     int64_t head_deadline_set; /* ms when the head timer started (0: not) */
     /* for the access log, spans into the slot's in region */
@@ -111,11 +124,15 @@ struct worker {
     struct conn *conns;
     struct conn *free_conns;
     uint32_t nconns, active;
+    uint32_t next_unused; /* conns[next_unused..] never used yet */
     struct pool pool;
     struct access_log log;
-    struct http_request req; /* scratch for the request being parsed */
+    struct filecache cache;
+    struct fc_entry scratch_entry; /* describes an uncached file while its head is built */
+    struct http_request req;       /* scratch for the request being parsed */
     struct http_info info;
-    char path[PATH_MAX + 1]; /* scratch: the normalized path */
+    char path[PATH_MAX + 1];   /* scratch: the normalized path */
+    uint64_t boundary_seed[2]; /* random at start; a counter makes each boundary unique */
 };
 
 /* worker.c */
@@ -133,9 +150,23 @@ void conn_drain(struct worker *w, struct conn *c);
 /* handler.c: fill the response for a parsed head (or an error). */
 void handler_request(struct worker *w, struct conn *c);
 void handler_error(struct worker *w, struct conn *c, int status);
+/* A response with the small fixed HTML body and one optional extra field. */
+void handler_small(struct worker *w, struct conn *c, int status, const char *extra_name,
+                   struct span extra_value, bool cacheable);
+
+/* file.c: the response for a regular file found by filecache_lookup(). */
+void file_respond(struct worker *w, struct conn *c, struct fc_result *res, struct span name);
 char *conn_in(const struct conn *c);
 char *conn_out(const struct conn *c);
 char *conn_dir(const struct conn *c);
+/* Queues n bytes at p to send after what is queued (at most CONN_IOV_MAX
+ * pieces per batch). Pieces in the out region must also advance out_used. */
+void conn_push(struct conn *c, const void *p, size_t n);
+/* Queues out[out_used .. out_used + n) and advances out_used. */
+void conn_push_out(struct conn *c, size_t n);
+
+/* handler.c: queue the next multipart part head (or the end) */
+void handler_multipart_next(struct worker *w, struct conn *c);
 
 /* dirlist.c: the next chunk of a streaming listing into the out region. */
 /* Returns 0, or -errno when the directory cannot be read (close). When the

@@ -63,6 +63,12 @@ static void accept_failed(struct worker *w, int err)
 static void accept_batch(struct worker *w)
 {
     for (int i = 0; i < ACCEPT_BATCH; i++) {
+        if (!w->free_conns && w->next_unused < w->nconns) {
+            struct conn *fresh = &w->conns[w->next_unused++];
+            fresh->state = CONN_FREE;
+            fresh->next_free = NULL;
+            w->free_conns = fresh;
+        }
         if (!w->free_conns) {
             listener_set(w, false); /* at --max-conns: back when one closes */
             return;
@@ -108,7 +114,7 @@ static void start_drain(struct worker *w)
     listener_set(w, false);
     sys_close(w->listen_fd);
     w->listen_fd = -1;
-    for (uint32_t i = 0; i < w->nconns; i++)
+    for (uint32_t i = 0; i < w->next_unused; i++)
         if (w->conns[i].state != CONN_FREE)
             conn_drain(w, &w->conns[i]);
 }
@@ -187,16 +193,34 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
+    /* Slots are handed out from the free list, then from the untouched
+     * tail (next_unused), so a table sized for 20,000 connections costs
+     * resident memory only for those that ever existed. */
     w->free_conns = NULL;
-    for (uint32_t i = w->nconns; i > 0; i--) {
-        w->conns[i - 1].state = CONN_FREE;
-        w->conns[i - 1].fd = -1;
-        w->conns[i - 1].next_free = w->free_conns;
-        w->free_conns = &w->conns[i - 1];
-    }
+    w->next_unused = 0;
     int r = access_log_open(&w->log, srv->cfg.log);
     if (r < 0) {
         log_error_errno("open the access log", srv->cfg.log, r);
+        return -1;
+    }
+    if (srv->cfg.user && (r = sys_drop_privileges(srv->cfg.user)) < 0) {
+        log_error_errno("drop privileges to", srv->cfg.user, r);
+        return -1;
+    }
+    const struct config *cfg = &srv->cfg;
+    struct fc_settings fcs = {
+        .root_fd = srv->root_fd,
+        .resolve = srv->resolve,
+        .follow_symlinks = cfg->follow_symlinks,
+        .entries = cfg->cache_entries,
+        .mem_bytes = (uint64_t)cfg->cache_size_mib << 20,
+        .max_file = cfg->cache_max_file,
+        .cache_control = srv->cache_control,
+        .immutable = cfg->immutable,
+        .nimmutable = cfg->nimmutable,
+    };
+    if (filecache_init(&w->cache, &fcs) < 0) {
+        log_error("worker: cannot reserve memory for the file cache");
         return -1;
     }
     w->epfd = sys_epoll_create();
@@ -206,6 +230,8 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         log_error("worker: cannot create its epoll set or signalfd");
         return -1;
     }
+    if (sys_random(w->boundary_seed, sizeof w->boundary_seed) < 0)
+        w->boundary_seed[0] = (uint64_t)sys_now_ms() ^ ((uint64_t)sys_getpid() << 32);
     update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
     listener_set(w, true);

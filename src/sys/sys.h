@@ -63,6 +63,8 @@ size_t sys_dirent_next(const void *buf, size_t n, size_t off, const char **name,
 
 /* ---- sockets -------------------------------------------------------------- */
 ssize_t sys_send(int fd, const void *p, size_t n, bool more);
+/* Gathers iov[0..n) into one send; `more` sets MSG_MORE. */
+ssize_t sys_sendv(int fd, const struct iovec *iov, int n, bool more);
 ssize_t sys_sendfile(int out_fd, int in_fd, uint64_t *off, size_t n);
 ssize_t sys_recv(int fd, void *p, size_t n);
 int sys_accept(int lfd, struct sockaddr_storage *peer); /* NONBLOCK|CLOEXEC */
@@ -122,12 +124,17 @@ int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap);
 /* Drops to the user's uid, gid and supplementary groups. 0, -ENOENT (no
  * such user), -EPERM (not root), or another -errno. */
 int sys_drop_privileges(const char *user);
+/* 0 when user exists and we are root; -EPERM (not root), -ENOENT. */
+int sys_check_user(const char *user);
 /* Detaches: forks (the parent exits 0), starts a session, points stdio at
  * /dev/null. Returns 0 in the child or -errno. */
 int sys_daemonize(void);
-/* Writes "<pid>\n" to path (created or truncated, 0644). */
+/* Writes "<pid>\n" to path (created or truncated, 0644). With pid < 0 it
+ * only checks that path can be written, and leaves no new file behind. */
 int sys_write_pidfile(const char *path, int pid);
 bool sys_is_root(void);
+/* n bytes from the kernel's CSPRNG (getrandom). */
+int sys_random(void *p, size_t n);
 const char *sys_getenv(const char *name);
 
 /* Reserves n bytes of zeroed, private memory (not touched until used). */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
@@ -39,14 +40,10 @@ static long ret(long r)
 enum sys_file_type sys_file_type(const struct sys_stat *st)
 {
     switch (st->mode & S_IFMT) {
-    case S_IFREG:
-        return SYS_FILE_REGULAR;
-    case S_IFDIR:
-        return SYS_FILE_DIR;
-    case S_IFLNK:
-        return SYS_FILE_LINK;
-    default:
-        return SYS_FILE_OTHER;
+    case S_IFREG: return SYS_FILE_REGULAR;
+    case S_IFDIR: return SYS_FILE_DIR;
+    case S_IFLNK: return SYS_FILE_LINK;
+    default: return SYS_FILE_OTHER;
     }
 }
 
@@ -126,21 +123,11 @@ size_t sys_dirent_next(const void *buf, size_t n, size_t off, const char **name,
     const struct dirent64 *d = (const struct dirent64 *)((const char *)buf + off);
     *name = d->d_name;
     switch (d->d_type) {
-    case DT_REG:
-        *type = SYS_FILE_REGULAR;
-        break;
-    case DT_DIR:
-        *type = SYS_FILE_DIR;
-        break;
-    case DT_LNK:
-        *type = SYS_FILE_LINK;
-        break;
-    case DT_UNKNOWN:
-        *type = SYS_FILE_UNKNOWN;
-        break;
-    default:
-        *type = SYS_FILE_OTHER;
-        break;
+    case DT_REG: *type = SYS_FILE_REGULAR; break;
+    case DT_DIR: *type = SYS_FILE_DIR; break;
+    case DT_LNK: *type = SYS_FILE_LINK; break;
+    case DT_UNKNOWN: *type = SYS_FILE_UNKNOWN; break;
+    default: *type = SYS_FILE_OTHER; break;
     }
     return off + d->d_reclen;
 }
@@ -187,6 +174,14 @@ int sys_unlink(const char *path)
 ssize_t sys_send(int fd, const void *p, size_t n, bool more)
 {
     return ret(send(fd, p, n, MSG_NOSIGNAL | (more ? MSG_MORE : 0)));
+}
+
+ssize_t sys_sendv(int fd, const struct iovec *iov, int n, bool more)
+{
+    if (n == 1)
+        return sys_send(fd, iov[0].iov_base, iov[0].iov_len, more);
+    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
+    return ret(sendmsg(fd, &m, MSG_NOSIGNAL | (more ? MSG_MORE : 0)));
 }
 
 ssize_t sys_sendfile(int out_fd, int in_fd, uint64_t *off, size_t n)
@@ -498,6 +493,13 @@ int sys_drop_privileges(const char *user)
     return 0;
 }
 
+int sys_check_user(const char *user)
+{
+    if (geteuid() != 0)
+        return -EPERM;
+    return getpwnam(user) ? 0 : -ENOENT;
+}
+
 int sys_daemonize(void)
 {
     pid_t pid = fork();
@@ -522,6 +524,23 @@ int sys_write_pidfile(const char *path, int pid)
 {
     char text[24];
     int n = snprintf(text, sizeof text, "%d\n", pid);
+    if (pid < 0) {
+        /* Only a check: leave no file behind that a watcher could take for
+         * the real one. */
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -errno;
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            return -errno;
+        close(fd);
+        return 0;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -errno;
@@ -539,4 +558,10 @@ bool sys_is_root(void)
 const char *sys_getenv(const char *name)
 {
     return getenv(name);
+}
+
+int sys_random(void *p, size_t n)
+{
+    ssize_t r = getrandom(p, n, 0);
+    return r == (ssize_t)n ? 0 : (r < 0 ? -errno : -EIO);
 }

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * filecache.c - see filecache.h. A fixed array of entries (handed out from
+ * an untouched tail first, so unused capacity costs no resident memory), a
+ * power-of-two hash table with chaining, an LRU list, and a block arena for
+ * small files with one free list per power-of-two size class. Nothing is
+ * allocated after filecache_init().
+ */
+#include "server/filecache.h"
+
+#include "core/bytes.h"
+#include "core/glob.h"
+#include "core/mime.h"
+#include "core/respond.h"
+
+#include <errno.h>
+
+/* FNV-1a: short keys, no attacker gain from collisions beyond a longer
+ * chain in a table of bounded size. */
+static uint32_t hash_key(const char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+int filecache_init(struct filecache *fc, const struct fc_settings *s)
+{
+    *fc = (struct filecache){.cfg = *s};
+    uint32_t buckets = 64;
+    while (buckets < 2 * s->entries)
+        buckets <<= 1;
+    fc->slots = sys_map((size_t)s->entries * sizeof *fc->slots);
+    fc->table = sys_map((size_t)buckets * sizeof *fc->table);
+    fc->arena = s->mem_bytes ? sys_map(s->mem_bytes) : NULL;
+    if (!fc->slots || !fc->table || (s->mem_bytes && !fc->arena))
+        return -ENOMEM;
+    fc->mask = buckets - 1;
+    fc->lru.lru_next = fc->lru.lru_prev = &fc->lru;
+    return 0;
+}
+
+/* ---- small-file memory ------------------------------------------------------ */
+
+static int size_class(uint64_t n)
+{
+    int c = 0;
+    uint64_t size = FC_MIN_BLOCK;
+    while (size < n && c < FC_CLASSES) {
+        size <<= 1;
+        c++;
+    }
+    return c < FC_CLASSES ? c : -1;
+}
+
+static char *block_get(struct filecache *fc, int c)
+{
+    uint64_t size = (uint64_t)FC_MIN_BLOCK << c;
+    char *b = fc->free_blocks[c];
+    if (b) {
+        mem_copy(&fc->free_blocks[c], b, sizeof(char *));
+        return b;
+    }
+    if (!fc->arena || fc->cfg.mem_bytes - fc->arena_used < size)
+        return NULL;
+    b = fc->arena + fc->arena_used;
+    fc->arena_used += size;
+    return b;
+}
+
+static void block_put(struct filecache *fc, char *b, int c)
+{
+    mem_copy(b, &fc->free_blocks[c], sizeof(char *));
+    fc->free_blocks[c] = b;
+}
+
+/* ---- entries ----------------------------------------------------------------- */
+
+static void lru_unlink(struct fc_entry *e)
+{
+    e->lru_prev->lru_next = e->lru_next;
+    e->lru_next->lru_prev = e->lru_prev;
+}
+
+static void lru_push_front(struct filecache *fc, struct fc_entry *e)
+{
+    e->lru_next = fc->lru.lru_next;
+    e->lru_prev = &fc->lru;
+    fc->lru.lru_next->lru_prev = e;
+    fc->lru.lru_next = e;
+}
+
+static void hash_unlink(struct filecache *fc, struct fc_entry *e)
+{
+    struct fc_entry **pp = &fc->table[e->hash & fc->mask];
+    while (*pp != e)
+        pp = &(*pp)->hnext;
+    *pp = e->hnext;
+    e->linked = false;
+}
+
+/* Frees what the entry holds and puts it on the LRU tail for reuse. */
+static void entry_free(struct filecache *fc, struct fc_entry *e)
+{
+    if (e->fd >= 0)
+        sys_close(e->fd);
+    e->fd = -1;
+    if (e->body)
+        block_put(fc, e->body, e->body_class);
+    e->body = NULL;
+    e->in_use = false;
+    fc->count--;
+}
+
+/* Takes an entry out of service: no new lookups find it; its resources go
+ * when the last response using it ends. */
+static void entry_drop(struct filecache *fc, struct fc_entry *e)
+{
+    if (e->linked)
+        hash_unlink(fc, e);
+    if (e->refs == 0)
+        entry_free(fc, e);
+}
+
+void filecache_release(struct filecache *fc, struct fc_entry *e)
+{
+    PITH_ASSERT(e->refs > 0);
+    if (--e->refs == 0 && !e->linked)
+        entry_free(fc, e);
+}
+
+/* A slot for a new entry: an untouched one, a free one, or the least
+ * recently used one that no response holds. NULL when all are busy. */
+static struct fc_entry *entry_slot(struct filecache *fc)
+{
+    if (fc->next_unused < fc->cfg.entries) {
+        struct fc_entry *e = &fc->slots[fc->next_unused++];
+        e->fd = -1;
+        lru_push_front(fc, e);
+        return e;
+    }
+    for (struct fc_entry *e = fc->lru.lru_prev; e != &fc->lru; e = e->lru_prev) {
+        if (!e->in_use) {
+            lru_unlink(e);
+            lru_push_front(fc, e);
+            return e;
+        }
+        if (e->refs == 0) {
+            entry_drop(fc, e);
+            lru_unlink(e);
+            lru_push_front(fc, e);
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static struct fc_entry *find(struct filecache *fc, const char *key, size_t n, uint32_t h)
+{
+    for (struct fc_entry *e = fc->table[h & fc->mask]; e; e = e->hnext)
+        if (e->hash == h && e->key_len == n && mem_eq(e->key, key, n))
+            return e;
+    return NULL;
+}
+
+static struct span last_segment(struct span path)
+{
+    size_t i = path.n;
+    while (i > 0 && path.p[i - 1] != '/')
+        i--;
+    return span_make(path.p + i, path.n - i);
+}
+
+void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const struct sys_stat *st,
+                        struct span name, int64_t now_sec)
+{
+    e->st = *st;
+    e->type = mime_lookup(name);
+    e->immutable = false;
+    struct span base = last_segment(name);
+    for (unsigned i = 0; i < s->nimmutable && !e->immutable; i++)
+        e->immutable = glob_match(span_make(s->immutable[i], cstr_len(s->immutable[i])), base);
+    e->etag_len = (uint8_t)etag_make(st->ino, st->size, st->mtime_sec, st->mtime_nsec, e->etag);
+    /* RFC 9110 §8.8.2.1: never a Last-Modified later than the Date. */
+    e->lm = st->mtime_sec > now_sec ? now_sec : st->mtime_sec;
+    e->has_lm = date_format_imf(e->lm, e->lm_text) != 0;
+    struct buf b = buf_make(e->head, sizeof e->head);
+    respond_field(&b, "Content-Type", e->type);
+    respond_field_u64(&b, "Content-Length", st->size);
+    if (e->has_lm)
+        respond_field(&b, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
+    respond_field(&b, "ETag", span_make(e->etag, e->etag_len));
+    respond_field_cstr(&b, "Cache-Control",
+                       e->immutable ? "max-age=31536000, immutable" : s->cache_control);
+    respond_field_cstr(&b, "Accept-Ranges", "bytes");
+    PITH_ASSERT(!b.full);
+    e->head_len = (uint16_t)b.len;
+}
+
+/* Reads the whole file into a block; false (and no block) if it changed
+ * size under us or memory is short: the entry then keeps the fd. */
+static bool load_body(struct filecache *fc, struct fc_entry *e, int fd)
+{
+    int c = size_class(e->st.size);
+    if (e->st.size == 0 || e->st.size > fc->cfg.max_file || c < 0)
+        return false;
+    char *b = block_get(fc, c);
+    if (!b)
+        return false;
+    uint64_t got = 0;
+    while (got < e->st.size) {
+        ssize_t n = sys_pread(fd, b + got, e->st.size - got, got);
+        if (n == -EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (uint64_t)n;
+    }
+    if (got != e->st.size) {
+        block_put(fc, b, c);
+        return false;
+    }
+    e->body = b;
+    e->body_class = (uint8_t)c;
+    return true;
+}
+
+/* A miss: open beneath the root and, for a regular file, make an entry. */
+static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, int64_t now_ms,
+                 int64_t now_sec, struct fc_result *out)
+{
+    const struct fc_settings *s = &fc->cfg;
+    int fd = resolve_open(s->root_fd, path, s->follow_symlinks, s->resolve);
+    if (fd < 0) {
+        out->err = fd;
+        return;
+    }
+    int r = sys_fstat(fd, &out->st);
+    if (r < 0) {
+        sys_close(fd);
+        out->err = r;
+        return;
+    }
+    struct fc_entry *e = NULL;
+    if (sys_file_type(&out->st) == SYS_FILE_REGULAR && n <= FC_KEY_MAX)
+        e = entry_slot(fc);
+    if (!e) {
+        out->fd = fd; /* a directory, or no room: served uncached */
+        return;
+    }
+    filecache_describe(s, e, &out->st, span_make(path, n), now_sec);
+    mem_copy(e->key, path, n);
+    e->key_len = (uint16_t)n;
+    e->hash = h;
+    e->checked_ms = now_ms;
+    e->body = NULL;
+    e->fd = -1;
+    if (load_body(fc, e, fd) || e->st.size == 0)
+        sys_close(fd); /* in memory: no descriptor held */
+    else
+        e->fd = fd;
+    e->in_use = true;
+    e->refs = 1;
+    e->hnext = fc->table[h & fc->mask];
+    fc->table[h & fc->mask] = e;
+    e->linked = true;
+    fc->count++;
+    out->entry = e;
+}
+
+/* Still the same file? One fstatat, at most once a second per entry. A
+ * link swapped into the path changes the inode seen here, so the entry is
+ * dropped and the next open goes through resolve_open's checks again. */
+static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms)
+{
+    if (now_ms - e->checked_ms < 1000)
+        return true;
+    struct sys_stat st;
+    if (sys_fstatat(fc->cfg.root_fd, e->key, &st, false) < 0)
+        return false;
+    if (st.ino != e->st.ino || st.dev != e->st.dev || st.size != e->st.size ||
+        st.mtime_sec != e->st.mtime_sec || st.mtime_nsec != e->st.mtime_nsec ||
+        sys_file_type(&st) != SYS_FILE_REGULAR)
+        return false;
+    e->checked_ms = now_ms;
+    return true;
+}
+
+void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, int64_t now_sec,
+                      struct fc_result *out)
+{
+    size_t n = cstr_len(path);
+    uint32_t h = hash_key(path, n);
+    *out = (struct fc_result){.fd = -1};
+    struct fc_entry *e = n <= FC_KEY_MAX ? find(fc, path, n, h) : NULL;
+    if (e && !still_fresh(fc, e, now_ms)) {
+        entry_drop(fc, e);
+        e = NULL;
+    }
+    if (e) {
+        fc->hits++;
+        e->refs++;
+        lru_unlink(e);
+        lru_push_front(fc, e);
+        out->entry = e;
+        out->st = e->st;
+        return;
+    }
+    fc->misses++;
+    fill(fc, path, n, h, now_ms, now_sec, out);
+}

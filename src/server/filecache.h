@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * filecache.h - the per-worker open-file and small-file cache.
+ *
+ * An entry is keyed by the normalized relative path and holds what answering
+ * for that file needs without a system call: the stat, the ETag and
+ * Last-Modified, the media type, the constant part of the response head, and
+ * either the file's bytes (files up to --cache-max-file, within --cache-size
+ * MiB per worker) or an open descriptor for sendfile.
+ *
+ * Freshness: an entry is revalidated with one fstatat at most once a second;
+ * a different inode, size or mtime (or a vanished file) drops it, so a
+ * replaced or deleted file is served stale for at most a second, and an
+ * in-memory copy is always served whole (never a truncated mix).
+ *
+ * Bounds: a fixed table of entries (LRU), so descriptors and memory are
+ * capped; an entry in use by a response in flight is never freed under it
+ * (reference count), only unlinked.
+ */
+#ifndef PITH_FILECACHE_H
+#define PITH_FILECACHE_H
+
+#include "core/date.h"
+#include "core/etag.h"
+#include "sys/resolve.h"
+#include "sys/sys.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FC_KEY_MAX   256 /* longer paths bypass the cache */
+#define FC_HEAD_MAX  320 /* the constant head fields of one file */
+#define FC_MIN_BLOCK 256
+
+struct fc_entry {
+    struct fc_entry *hnext;               /* hash chain */
+    struct fc_entry *lru_prev, *lru_next; /* most recent at the list's head */
+    uint32_t hash;
+    uint32_t refs; /* responses in flight using this entry */
+    bool linked;   /* in the hash table (false: dropped, freed at refs 0) */
+    bool in_use;   /* the slot holds an entry */
+    int fd;        /* -1 when the body is in memory (or the file is empty) */
+    char *body;    /* the file's bytes, or NULL */
+    uint8_t body_class;
+    int64_t checked_ms;
+    struct sys_stat st;
+    struct span type;
+    bool immutable;
+    bool has_lm;
+    int64_t lm;
+    uint8_t etag_len;
+    char etag[ETAG_MAX];
+    char lm_text[DATE_IMF_LEN];
+    uint16_t head_len;
+    char head[FC_HEAD_MAX]; /* Content-Type .. Accept-Ranges, each ending CRLF */
+    uint16_t key_len;
+    char key[FC_KEY_MAX];
+};
+
+struct fc_settings {
+    int root_fd;
+    enum resolve_method resolve;
+    bool follow_symlinks;
+    uint32_t entries;
+    uint64_t mem_bytes; /* --cache-size */
+    uint32_t max_file;  /* --cache-max-file: larger files go by sendfile */
+    const char *cache_control;
+    const char *const *immutable; /* globs */
+    unsigned nimmutable;
+};
+
+#define FC_CLASSES 9 /* 256 B .. 64 KiB blocks */
+
+struct filecache {
+    struct fc_settings cfg;
+    struct fc_entry *slots;
+    uint32_t next_unused;
+    struct fc_entry **table; /* hash buckets */
+    uint32_t mask;
+    struct fc_entry lru; /* sentinel */
+    uint32_t count;
+    char *arena;
+    uint64_t arena_used;
+    char *free_blocks[FC_CLASSES]; /* singly linked through the block's first bytes */
+    uint64_t hits, misses;
+};
+
+/* What a lookup found. */
+struct fc_result {
+    struct fc_entry *entry; /* a regular file, referenced: filecache_release() it */
+    int fd;                 /* else, when >= 0: an open non-regular file (a
+                             * directory...) or an uncached regular file; the
+                             * caller owns it; st describes it */
+    struct sys_stat st;
+    int err; /* else: -errno of the open beneath the root */
+};
+
+/* Reserves the table and the memory arena (address space only). 0 or -ENOMEM. */
+int filecache_init(struct filecache *fc, const struct fc_settings *s);
+
+/* Looks path (normalized, NUL-terminated) up, opening it beneath the root on
+ * a miss. now_ms paces revalidation; now_sec clamps Last-Modified. */
+void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, int64_t now_sec,
+                      struct fc_result *out);
+
+/* Drops a reference taken by filecache_lookup(). */
+void filecache_release(struct filecache *fc, struct fc_entry *e);
+
+/* Fills an entry's validators, type and head for st (also used for files
+ * that are not cached). */
+void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const struct sys_stat *st,
+                        struct span name, int64_t now_sec);
+
+#endif

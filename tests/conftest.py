@@ -1,0 +1,552 @@
+# SPDX-License-Identifier: MIT
+"""Fixtures for the black-box tests: the document root, and the real pith
+binary started on an ephemeral port.
+
+PITH_BIN selects the binary (default: <repo>/pith); the same suite runs
+against the ASan+UBSan build (`PITH_BIN=<repo>/pith-asan`), so a server
+stopped by a fixture fails the test when its stderr carries a sanitizer
+report. No server process outlives its fixture.
+"""
+
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+
+import http_raw
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PITH_BIN = os.environ.get("PITH_BIN") or os.path.join(REPO, "pith")
+VERSION = "0.1.0"
+START_TIMEOUT = 10.0
+START_RE = re.compile(r"^pith \S+ serving (.*) on http://(\S+):(\d+)/ \((\d+) workers?, ([^)]*)\)\s*$")
+SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
+
+socket.setdefaulttimeout(15)
+
+
+def pytest_report_header(config):
+    return "pith binary: %s" % PITH_BIN
+
+
+def _limit_core():
+    # A worker killed on purpose must not leave a core file in the tree.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def proc_children(pid):
+    """Pids of the direct children of pid (the workers of a master)."""
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return sorted(set(out))
+
+
+def pid_alive(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def cpu_seconds(pid):
+    """utime + stime of pid in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+class _Reader(threading.Thread):
+    """Collects one output pipe of the server, line by line."""
+
+    def __init__(self, pipe):
+        super().__init__(daemon=True)
+        self.pipe = pipe
+        self.lines = []
+        self.cond = threading.Condition()
+
+    def run(self):
+        for line in iter(self.pipe.readline, b""):
+            with self.cond:
+                self.lines.append(line.decode("utf-8", "replace"))
+                self.cond.notify_all()
+        with self.cond:
+            self.done = True
+            self.cond.notify_all()
+
+    def text(self):
+        with self.cond:
+            return "".join(self.lines)
+
+    def wait_for(self, pred, timeout):
+        """Waits until pred(text) is true; returns the text or None on timeout."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                t = "".join(self.lines)
+                if pred(t):
+                    return t
+                left = deadline - time.monotonic()
+                if left <= 0 or getattr(self, "done", False):
+                    return None
+                self.cond.wait(min(left, 0.2))
+
+
+class PithServer:
+    """One pith process tree started on an ephemeral port."""
+
+    def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
+                 allow_sanitizer=None, stdout_pipe=False, cwd=None):
+        self.root = str(root)
+        self.args = list(args)
+        self.allow_sanitizer = allow_sanitizer
+        self.argv = [PITH_BIN, "--port", str(port)]
+        if addr is not None:
+            self.argv += ["--addr", addr]
+        if workers is not None:
+            self.argv += ["--workers", str(workers)]
+        self.argv += self.args + [self.root]
+        self.env = dict(os.environ)
+        self.env.pop("PITH_RESOLVE", None)
+        if env:
+            for k, v in env.items():
+                if v is None:
+                    self.env.pop(k, None)
+                else:
+                    self.env[k] = v
+        self.addr = addr or "127.0.0.1"
+        self.stdout_pipe = stdout_pipe
+        self.cwd = cwd
+        self.proc = None
+        self.port = None
+        self.start_line = None
+        self.exit_code = None
+        self.known_workers = set()
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self):
+        if not os.path.exists(PITH_BIN):
+            pytest.fail("pith binary not found at %s (build it: make -C %s)" % (PITH_BIN, REPO))
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if self.stdout_pipe else subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,
+            preexec_fn=_limit_core,
+        )
+        self.pid = self.proc.pid
+        self.err = _Reader(self.proc.stderr)
+        self.err.start()
+        self.out = None
+        if self.stdout_pipe:
+            self.out = _Reader(self.proc.stdout)
+            self.out.start()
+        text = self.err.wait_for(lambda t: any(START_RE.match(l) for l in t.splitlines()),
+                                 START_TIMEOUT)
+        if text is None:
+            rc = self.proc.poll()
+            self._kill_all()
+            pytest.fail(
+                "pith did not print its start line within %.0f s (exit status %r)\nargv: %s\n"
+                "stderr:\n%s" % (START_TIMEOUT, rc, " ".join(self.argv), self.err.text())
+            )
+        for line in text.splitlines():
+            m = START_RE.match(line)
+            if m:
+                self.start_line = line
+                self.port = int(m.group(3))
+                break
+        self.wait_workers(1, timeout=2.0)
+        return self
+
+    def wait_workers(self, n, timeout=5.0, exclude=()):
+        """Waits until the master has at least n children not in exclude."""
+        deadline = time.monotonic() + timeout
+        while True:
+            w = [p for p in self.workers() if p not in exclude]
+            if len(w) >= n or time.monotonic() > deadline:
+                return w
+            time.sleep(0.02)
+
+    def workers(self):
+        w = [p for p in proc_children(self.pid) if pid_alive(p)]
+        self.known_workers.update(w)
+        return w
+
+    def worker(self):
+        w = self.wait_workers(1)
+        assert w, "the master has no worker process"
+        return w[0]
+
+    def stderr_text(self):
+        return self.err.text()
+
+    def signal(self, sig):
+        os.kill(self.pid, sig)
+
+    def wait_exit(self, timeout):
+        """Exit status, or None if the master is still running after timeout."""
+        try:
+            self.exit_code = self.proc.wait(timeout)
+            return self.exit_code
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _kill_all(self):
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for p in self.known_workers:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def stop(self, grace=10.0):
+        """SIGTERM, wait, then SIGKILL. Returns a list of problems found (a
+        sanitizer report, workers that outlived the master, a hung master)."""
+        problems = []
+        if self.proc is None:
+            return problems
+        self.workers()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.wait_exit(grace)
+            if rc is None:
+                problems.append("master did not exit within %.0f s of SIGTERM" % grace)
+                self._kill_all()
+        # Workers must follow the master out.
+        deadline = time.monotonic() + 3.0
+        while any(pid_alive(p) for p in self.known_workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [p for p in self.known_workers if pid_alive(p)]
+        if left:
+            problems.append("workers %s still alive after the master exited" % left)
+        self._kill_all()
+        self.err.join(3.0)
+        if self.out is not None:
+            self.out.join(3.0)
+        text = self.err.text()
+        found = [l for l in text.splitlines() if SANITIZER_RE.search(l)]
+        if self.allow_sanitizer:
+            found = [l for l in found if not re.search(self.allow_sanitizer, l)]
+        if found:
+            problems.append("sanitizer report on stderr:\n" + _tail(text, 60))
+        self.proc = None
+        return problems
+
+    # -- client helpers -------------------------------------------------------------
+    def conn(self, **kw):
+        return http_raw.Conn(self.port, self.addr if self.addr not in ("::", "0.0.0.0") else
+                             "127.0.0.1", **kw)
+
+    def get(self, target="/", method="GET", headers=None, version="HTTP/1.1", host="localhost"):
+        with self.conn() as c:
+            return c.exchange(method, target, headers, version, host)
+
+    def raw(self, data, method="GET", close_wait=5.0):
+        return http_raw.raw(self.port, data, self.addr, method, close_wait)
+
+
+def _tail(text, n):
+    return "\n".join(text.splitlines()[-n:])
+
+
+class ServerSet:
+    """Starts servers and stops all of them, reporting problems at the end."""
+
+    def __init__(self, docroot):
+        self.docroot = docroot
+        self.servers = []
+
+    def __call__(self, *args, root=None, **kw):
+        s = PithServer(root if root is not None else self.docroot.root, args, **kw)
+        self.servers.append(s)
+        return s.start()
+
+    def finish(self):
+        problems = []
+        for s in self.servers:
+            problems += s.stop()
+        self.servers = []
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+
+
+# -- the document root -------------------------------------------------------------
+
+MIME_FILES = {
+    # extension -> acceptable Content-Type values (compared after normalizing
+    # case and the space after ';')
+    "html": ["text/html; charset=utf-8"],
+    "css": ["text/css; charset=utf-8"],
+    "js": ["text/javascript; charset=utf-8"],
+    "mjs": ["text/javascript; charset=utf-8"],
+    "json": ["application/json; charset=utf-8"],
+    "wasm": ["application/wasm"],
+    "svg": ["image/svg+xml; charset=utf-8"],
+    "png": ["image/png"],
+    "jpg": ["image/jpeg"],
+    "jpeg": ["image/jpeg"],
+    "webp": ["image/webp"],
+    "avif": ["image/avif"],
+    "gif": ["image/gif"],
+    "ico": ["image/x-icon", "image/vnd.microsoft.icon"],
+    "woff": ["font/woff"],
+    "woff2": ["font/woff2"],
+    "ttf": ["font/ttf"],
+    "otf": ["font/otf"],
+    "mp4": ["video/mp4"],
+    "webm": ["video/webm"],
+    "mp3": ["audio/mpeg"],
+    "ogg": ["audio/ogg", "application/ogg"],
+    "pdf": ["application/pdf"],
+    "txt": ["text/plain; charset=utf-8"],
+    "xml": ["application/xml; charset=utf-8", "text/xml; charset=utf-8"],
+    "md": ["text/markdown; charset=utf-8"],
+    "csv": ["text/csv; charset=utf-8"],
+    "zip": ["application/zip"],
+    "gz": ["application/gzip"],
+    "tar": ["application/x-tar"],
+    "map": ["application/json; charset=utf-8"],
+    "webmanifest": ["application/manifest+json; charset=utf-8"],
+}
+
+# Names in noindex/ that a listing must show, escaped.
+LISTED_NAMES = [
+    "a.txt",
+    "b.txt",
+    "<script>.txt",
+    '"><svg onload=alert(1)>',
+    "a&b",
+    "%2e%2e",
+    "#x",
+    "?x",
+    "it's.txt",
+    "héllo wörld.txt",
+]
+
+
+class DocRoot:
+    def __init__(self, base):
+        self.base = str(base)
+        self.root = os.path.join(self.base, "root")
+        self.outside = os.path.join(self.base, "outside")
+        self.canary = ("CANARY-" + uuid.uuid4().hex).encode()
+        self.files = {}
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def write(self, rel, data, mtime=None):
+        p = self.path(rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+        if mtime is not None:
+            os.utime(p, (mtime, mtime))
+        self.files[rel] = data
+        return p
+
+    def mkdir(self, rel):
+        os.makedirs(self.path(rel), exist_ok=True)
+
+    def symlink(self, rel, target):
+        os.symlink(target, self.path(rel))
+
+
+HUGE_SIZE = 32 * 1024 * 1024
+FIXED_MTIME = 1700000000  # Tue, 14 Nov 2023 22:13:20 GMT
+
+
+def build_docroot(base):
+    d = DocRoot(base)
+    os.makedirs(d.root)
+    os.makedirs(d.outside)
+    with open(os.path.join(d.outside, "canary.txt"), "wb") as f:
+        f.write(d.canary + b"\n")
+    with open(os.path.join(d.outside, "x"), "wb") as f:
+        f.write(d.canary + b" x\n")
+
+    d.write("index.html", b"<!doctype html><title>pith test</title><p>root index</p>\n",
+            mtime=FIXED_MTIME)
+    d.write("style.css", b"body { color: #123; }\n")
+    d.write("app.js", b"console.log('pith');\n")
+    d.write("data.json", b'{"pith": true}\n')
+    d.write("image.png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    d.write("empty.txt", b"")
+    d.write("1k.bin", bytes((i * 7) & 0xFF for i in range(1024)))
+    d.write("big.bin", os.urandom(3 * 1024 * 1024))
+    # A sparse file larger than any socket buffer, so that a response to a
+    # client that does not read stays in flight inside the server.
+    with open(d.path("huge.bin"), "wb") as f:
+        f.truncate(HUGE_SIZE)
+    d.write("sub/index.html", b"<p>sub index</p>\n")
+    d.write("sub/page.txt", b"sub page\n")
+    d.write("sub/deeper/file.txt", b"deeper file\n")
+    d.write("sub/.htpasswd", b"admin:$apr1$SECRET-htpasswd\n")
+    d.write("dir with space/file.txt", b"file in a dir with a space\n")
+    d.write("noindex/a.txt", b"a\n")
+    d.write("noindex/b.txt", b"b\n")
+    for name in LISTED_NAMES[2:]:
+        d.write("noindex/" + name, b"hostile name\n")
+    d.write("noindex/.dotfile", b"dotfile in noindex\n")
+    d.mkdir("noindex/child")
+    d.symlink("noindex/out_link", "../../outside/canary.txt")
+    d.symlink("noindex/out_dirlink", "../../outside")
+    d.write(".hidden", b"SECRET-hidden\n")
+    d.write(".git/config", b"[core]\n\tSECRET-gitconfig\n")
+    d.write(".env", b"SECRET_ENV=1\n")
+    d.write(".well-known/acme-challenge/x", b"acme-token-x\n")
+    d.write(".well-known/.secret", b"SECRET-well-known\n")
+    d.symlink("link_in", "index.html")
+    d.symlink("dirlink_in", "sub")
+    d.symlink("link_out", "../outside/canary.txt")
+    d.symlink("dirlink_out", "../outside")
+    d.symlink("dangling", "does-not-exist")
+    os.mkfifo(d.path("fifo"))
+    us = socket.socket(socket.AF_UNIX)
+    try:
+        us.bind(d.path("sock"))  # a socket file stays behind: another special file
+    except OSError:
+        pass
+    us.close()
+    # Directories for Location tests.
+    d.write('pct%dir"q/f.txt', b"pct\n")
+    d.write("evil.example/f.txt", b"evil\n")
+    d.write("\\evil.example/f.txt", b"backslash evil\n")
+    d.write("crlf\r\nX-Injected: yes/f.txt", b"crlf\n")
+    d.write("déjà/f.txt", b"utf8 dir\n")
+    # --index other.html
+    d.write("alt/other.html", b"<p>alt other index</p>\n")
+    d.write("alt/index.html", b"<p>alt index.html</p>\n")
+    # A literal name that looks like an escaped "..".
+    d.write("%2e%2e/x", b"literal percent-two-e dir\n")
+    # MIME
+    for ext in MIME_FILES:
+        d.write("mime/f." + ext, b"mime " + ext.encode() + b"\n")
+    d.write("mime/FILE.PNG", b"upper-case png\n")
+    d.write("mime/noext", b"no extension\n")
+    d.write("mime/f.unknownext", b"unknown extension\n")
+    d.write("mime/archive.tar.gz", b"tar.gz\n")
+    return d
+
+
+@pytest.fixture(scope="session")
+def docroot(tmp_path_factory):
+    d = build_docroot(tmp_path_factory.mktemp("pith"))
+    http_raw.CANARY = d.canary
+    return d
+
+
+@pytest.fixture
+def pith(docroot):
+    """Function-scoped factory: pith(*flags, root=..., env=..., workers=...)."""
+    s = ServerSet(docroot)
+    yield s
+    s.finish()
+
+
+@pytest.fixture(scope="module")
+def pith_module(docroot):
+    """Module-scoped factory for servers whose state the tests do not change."""
+    s = ServerSet(docroot)
+    yield s
+    s.finish()
+
+
+@pytest.fixture(scope="module")
+def server(pith_module):
+    """A default server: one worker, 127.0.0.1, every flag at its default."""
+    return pith_module()
+
+
+RESOLVERS = ["openat2", "walk"]
+
+
+def resolver_env(name):
+    return {"PITH_RESOLVE": "walk"} if name == "walk" else {"PITH_RESOLVE": None}
+
+
+@pytest.fixture(scope="module", params=RESOLVERS)
+def resolver_server(request, pith_module):
+    """A default server for each resolver (openat2, and the component walk)."""
+    s = pith_module(env=resolver_env(request.param))
+    s.resolver = request.param
+    return s
+
+
+def run_pith(*args, timeout=10.0, env=None):
+    """Runs the binary directly (CLI tests); returns CompletedProcess with
+    text stdout/stderr. Fails the test if it does not exit in time."""
+    if not os.path.exists(PITH_BIN):
+        pytest.fail("pith binary not found at %s" % PITH_BIN)
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.Popen([PITH_BIN] + [str(a) for a in args], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+                         start_new_session=True, preexec_fn=_limit_core)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        workers = proc_children(p.pid)
+        os.killpg(p.pid, signal.SIGKILL)
+        for w in workers:
+            try:
+                os.kill(w, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        out, err = p.communicate()
+        pytest.fail("pith %s did not exit within %.0f s\nstderr:\n%s"
+                    % (" ".join(map(str, args)), timeout, err.decode("utf-8", "replace")))
+    if SANITIZER_RE.search(err.decode("utf-8", "replace")):
+        pytest.fail("sanitizer report:\n" + err.decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(p.args, p.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))
+
+
+def free_port(family=socket.AF_INET, addr="127.0.0.1"):
+    s = socket.socket(family)
+    s.bind((addr, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def ipv6_available():
+    if not socket.has_ipv6:
+        return False
+    try:
+        s = socket.socket(socket.AF_INET6)
+        s.bind(("::1", 0))
+        s.close()
+        return True
+    except OSError:
+        return False

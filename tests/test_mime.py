@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: MIT
+"""Content-Type by extension: textual types carry charset=utf-8, unknown
+and missing extensions are application/octet-stream, case-insensitive."""
+
+import pytest
+
+from conftest import MIME_FILES
+
+
+def _norm(ct):
+    return ";".join(p.strip() for p in ct.lower().split(";"))
+
+
+@pytest.mark.parametrize("ext", sorted(MIME_FILES))
+def test_mime_type(server, docroot, ext):
+    r = server.get("/mime/f." + ext)
+    assert r.status == 200
+    assert r.body == docroot.files["mime/f." + ext]
+    assert _norm(r["Content-Type"]) in [_norm(x) for x in MIME_FILES[ext]], r["Content-Type"]
+
+
+@pytest.mark.parametrize("ext", ["html", "css", "js", "mjs", "json", "svg", "txt", "md", "csv",
+                                 "xml", "webmanifest", "map"])
+def test_textual_types_have_charset(server, ext):
+    r = server.get("/mime/f." + ext)
+    assert "charset=utf-8" in _norm(r["Content-Type"])
+
+
+@pytest.mark.parametrize("ext", ["png", "jpg", "wasm", "woff2", "mp4", "pdf", "zip", "gz"])
+def test_binary_types_have_no_charset(server, ext):
+    r = server.get("/mime/f." + ext)
+    assert "charset" not in r["Content-Type"].lower()
+
+
+def test_uppercase_extension(server):
+    r = server.get("/mime/FILE.PNG")
+    assert r.status == 200
+    assert _norm(r["Content-Type"]) == "image/png"
+
+
+@pytest.mark.parametrize("name", ["noext", "f.unknownext"])
+def test_unknown_is_octet_stream(server, name):
+    r = server.get("/mime/" + name)
+    assert r.status == 200
+    assert _norm(r["Content-Type"]) == "application/octet-stream"
+
+
+def test_last_extension_counts(server):
+    r = server.get("/mime/archive.tar.gz")
+    assert _norm(r["Content-Type"]) == "application/gzip"
+
+
+def test_head_content_type_matches(server):
+    for name in ("f.css", "f.png", "noext"):
+        g = server.get("/mime/" + name)
+        h = server.get("/mime/" + name, method="HEAD")
+        assert g["Content-Type"] == h["Content-Type"]

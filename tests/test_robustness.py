@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+"""Robustness: many connections, clients that vanish, descriptor leaks,
+--max-conns without spinning (DESIGN.md §4)."""
+
+import os
+import resource
+import select
+import socket
+import time
+
+import pytest
+
+from conftest import cpu_seconds, fd_count
+
+
+def _raise_nofile(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        want = n if hard == resource.RLIM_INFINITY else min(n, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _fds(pid):
+    out = []
+    for f in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, f)))
+        except OSError:
+            pass
+    return sorted(out)
+
+
+def test_500_concurrent_connections(pith, docroot):
+    if _raise_nofile(1200) < 1100:
+        pytest.skip("cannot raise RLIMIT_NOFILE to 1100")
+    s = pith()
+    conns = []
+    try:
+        for _ in range(500):
+            conns.append(s.conn(timeout=20))
+        names = ["index.html", "style.css", "1k.bin", "data.json", "image.png"]
+        for i, c in enumerate(conns):
+            c.request("GET", "/" + names[i % len(names)])
+        for i, c in enumerate(conns):
+            r = c.read_response()
+            assert r.status == 200, (i, r)
+            assert r.body == docroot.files[names[i % len(names)]], i
+        # All still usable (keep-alive).
+        for c in conns[::50]:
+            assert c.exchange("GET", "/style.css").status == 200
+    finally:
+        for c in conns:
+            c.close()
+
+
+@pytest.mark.parametrize("how", ["close", "rst"])
+def test_client_vanishing_mid_download(pith, docroot, how):
+    s = pith()
+    worker = s.worker()
+    for _ in range(3):
+        c = s.conn()
+        c.request("GET", "/big.bin")
+        while len(c.buf) < 64 * 1024:
+            assert c._fill() > 0
+        c.close(rst=(how == "rst"))
+    # Large and small downloads still work on the same worker.
+    r = s.get("/big.bin")
+    assert r.status == 200 and r.body == docroot.files["big.bin"]
+    assert s.get("/index.html").status == 200
+    assert s.workers() == [worker], "the worker was replaced (crashed?)"
+
+
+def test_client_vanishing_during_huge_download(pith):
+    s = pith()
+    worker = s.worker()
+    c = s.conn(rcvbuf=4096)
+    c.request("GET", "/huge.bin")
+    while len(c.buf) < 64 * 1024:
+        assert c._fill() > 0
+    time.sleep(0.3)
+    c.close(rst=True)
+    time.sleep(0.3)
+    assert s.get("/index.html").status == 200
+    assert s.workers() == [worker]
+
+
+def test_2000_keepalive_requests_no_fd_leak(pith):
+    s = pith()
+    worker = s.worker()
+    # Warm up (a file cache may keep the file open) on a separate connection.
+    with s.conn() as c:
+        for name in ("/index.html", "/nope", "/sub", "/noindex/"):
+            c.exchange("GET", name)
+    time.sleep(0.3)
+    before = fd_count(worker)
+    with s.conn() as c:
+        targets = ["/index.html", "/nope", "/sub", "/noindex/"]
+        for i in range(2000):
+            r = c.exchange("GET", targets[i % 4])
+            assert r.status in (200, 404, 301)
+    deadline = time.monotonic() + 3
+    while fd_count(worker) != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fd_count(worker) == before, _fds(worker)
+
+
+def test_fd_count_back_after_many_connections(pith):
+    s = pith()
+    worker = s.worker()
+    s.get("/index.html")
+    time.sleep(0.2)
+    before = fd_count(worker)
+    conns = [s.conn() for _ in range(50)]
+    for c in conns:
+        c.request("GET", "/index.html")
+    for c in conns:
+        assert c.read_response().status == 200
+    for i, c in enumerate(conns):
+        c.close(rst=(i % 2 == 0))
+    deadline = time.monotonic() + 3
+    while fd_count(worker) != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fd_count(worker) == before, _fds(worker)
+
+
+def test_max_conns_limit(pith, docroot):
+    s = pith("--max-conns", "10", "--timeout-keepalive", "30", "--timeout-header", "30")
+    worker = s.worker()
+    held = []
+    try:
+        for _ in range(10):
+            c = s.conn()
+            assert c.exchange("GET", "/index.html").status == 200
+            held.append(c)
+        extra = s.conn()  # the kernel completes the handshake; pith must not serve it yet
+        extra.request("GET", "/style.css")
+        cpu0 = cpu_seconds(worker)
+        r, _, _ = select.select([extra.sock], [], [], 2.0)
+        cpu1 = cpu_seconds(worker)
+        assert not r, "the 11th connection was answered (or closed) while 10 were held: %r" % (
+            extra.sock.recv(200, socket.MSG_PEEK),)
+        assert cpu1 - cpu0 < 0.5, "worker spins at the limit: %.2f s CPU in 2 s" % (cpu1 - cpu0)
+        # The held ones still work.
+        assert held[0].exchange("GET", "/index.html").status == 200
+        # One closes: the 11th is served.
+        held.pop().close()
+        r = extra.read_response(timeout=5)
+        assert r.status == 200 and r.body == docroot.files["style.css"]
+        assert s.workers() == [worker]
+    finally:
+        for c in held:
+            c.close()

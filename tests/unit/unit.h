@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unit.h - the table-driven harness every tests/unit/test_*.c includes once.
+ * guarded_copy() places an input flush against a PROT_NONE page, so reading
+ * one byte past its length faults at once instead of passing by luck (the
+ * idea of picohttpparser's test.c); the CHECK_* macros record a result and,
+ * on failure, print file:line, the row's reason and both values, and
+ * unit_done() turns the tally into the exit status. A check never returns
+ * early or jumps: a failing row is reported and the next one runs.
+ * Tests are host programs and may use libc.
+ */
+#ifndef PITH_UNIT_H
+#define PITH_UNIT_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+static unsigned unit_checks, unit_failures;
+static const char *unit_file; /* the test's source, for its name */
+
+/* The core's assertion hook: the unit tests link src/core without a host. */
+_Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
+{
+    fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, expr);
+    abort();
+}
+
+/* A copy of p[0..n) whose last byte is followed by an unreadable page. Free
+ * it with guarded_free(copy, n). n == 0 gives a pointer right at the guard. */
+static inline void *guarded_copy(const void *p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data = (n + page - 1) / page * page;
+    char *base =
+        mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED || mprotect(base + data, page, PROT_NONE) != 0) {
+        perror("guarded_copy");
+        exit(2);
+    }
+    char *copy = base + data - n;
+    if (n)
+        memcpy(copy, p, n);
+    return copy;
+}
+
+static inline void guarded_free(void *copy, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data = (n + page - 1) / page * page;
+    munmap((char *)copy + n - data, data + page);
+}
+
+static inline void unit_escape(FILE *f, const char *p, size_t n)
+{
+    size_t shown = n > 200 ? 200 : n;
+    fputc('"', f);
+    for (size_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            fputc(c, f);
+        else
+            fprintf(f, "\\x%02x", c);
+    }
+    fprintf(f, n > shown ? "\"... (%zu bytes)" : "\"", n);
+}
+
+static inline bool unit_record(const char *file, bool ok)
+{
+    unit_file = file;
+    unit_checks++;
+    if (!ok)
+        unit_failures++;
+    return ok;
+}
+
+static inline void check_long(const char *file, int line, const char *why, long got, long want)
+{
+    if (!unit_record(file, got == want))
+        fprintf(stderr, "%s:%d: %s: got %ld, want %ld\n", file, line, why, got, want);
+}
+
+static inline void check_mem(const char *file, int line, const char *why, const void *got,
+                             size_t got_n, const void *want, size_t want_n)
+{
+    if (unit_record(file, got_n == want_n && (want_n == 0 || memcmp(got, want, want_n) == 0)))
+        return;
+    fprintf(stderr, "%s:%d: %s: got ", file, line, why);
+    unit_escape(stderr, got, got_n);
+    fprintf(stderr, ", want ");
+    unit_escape(stderr, want, want_n);
+    fputc('\n', stderr);
+}
+
+static inline void check_true(const char *file, int line, const char *why, bool ok,
+                              const char *expr)
+{
+    if (!unit_record(file, ok))
+        fprintf(stderr, "%s:%d: %s: false: %s\n", file, line, why, expr);
+}
+
+#define CHECK_LONG(got, want, why) check_long(__FILE__, __LINE__, (why), (long)(got), (long)(want))
+#define CHECK_MEM(got, got_n, want, want_n, why)                                                   \
+    check_mem(__FILE__, __LINE__, (why), (got), (got_n), (want), (want_n))
+#define CHECK_SPAN(span, cstr, why)                                                                \
+    check_mem(__FILE__, __LINE__, (why), (span).p, (span).n, (cstr), strlen(cstr))
+#define CHECK(cond, why) check_true(__FILE__, __LINE__, (why), (cond), #cond)
+
+/* Prints the tally; returns the process exit status (0 or 1). */
+static inline int unit_done(void)
+{
+    const char *name = unit_file ? unit_file : "unit";
+    const char *slash = strrchr(name, '/');
+    name = slash ? slash + 1 : name;
+    int len = (int)(strlen(name) > 2 ? strlen(name) - 2 : strlen(name)); /* drop ".c" */
+    if (unit_failures) {
+        printf("%.*s: %u of %u checks FAILED\n", len, name, unit_failures, unit_checks);
+        return 1;
+    }
+    printf("%.*s: %u checks passed\n", len, name, unit_checks);
+    return 0;
+}
+
+#endif
