@@ -125,8 +125,9 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 # --- the demo site of the README's Quick start ---------------------------------------
-demo: pith
-	./pith --port 8080 demo
+# Builds (installing missing Debian packages as root) and serves demo/.
+demo:
+	scripts/quickstart
 
 build/bench/donothing: bench/donothing.c
 	@mkdir -p $(@D)

@@ -110,8 +110,7 @@ static bool match_rfc850(const char *p, size_t n, struct fields *f)
     int yy = 0;
     bool ok = name(&c, long_days, 7) >= 0 && lit(&c, ", ") && digits(&c, 2, &f->day) &&
               lit(&c, "-") && (f->mon = name(&c, months, 12) + 1) > 0 && lit(&c, "-") &&
-              digits(&c, 2, &yy) && lit(&c, " ") && clock_of(&c, f) && lit(&c, " GMT") &&
-              c.at == n;
+              digits(&c, 2, &yy) && lit(&c, " ") && clock_of(&c, f) && lit(&c, " GMT") && c.at == n;
     f->year = yy < 70 ? 2000 + yy : 1900 + yy; /* date.h's mapping */
     return ok;
 }
@@ -120,8 +119,8 @@ static bool match_rfc850(const char *p, size_t n, struct fields *f)
 static bool match_asctime(const char *p, size_t n, struct fields *f)
 {
     struct cursor c = {p, n, 0};
-    if (!(name(&c, short_days, 7) >= 0 && lit(&c, " ") &&
-          (f->mon = name(&c, months, 12) + 1) > 0 && lit(&c, " ")))
+    if (!(name(&c, short_days, 7) >= 0 && lit(&c, " ") && (f->mon = name(&c, months, 12) + 1) > 0 &&
+          lit(&c, " ")))
         return false;
     bool day = lit(&c, " ") ? digits(&c, 1, &f->day) : digits(&c, 2, &f->day);
     return day && lit(&c, " ") && clock_of(&c, f) && lit(&c, " ") && digits(&c, 4, &f->year) &&

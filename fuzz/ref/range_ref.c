@@ -102,14 +102,11 @@ static bool ref_range_parse_spec(const char *e, size_t n, struct ref_range_spec 
     return true;
 }
 
-/* §14.1.1: last-pos < first-pos makes the spec (and the field) invalid. */
-static bool ref_range_spec_ordered(const struct ref_range_spec *s, unsigned quirks)
+/* §14.1.1: last-pos < first-pos makes the spec (and the field) invalid;
+ * compared exactly, whatever the numbers' length. */
+static bool ref_range_spec_ordered(const struct ref_range_spec *s)
 {
-    if (s->suffix || !s->has_last)
-        return true;
-    if (quirks & REF_RANGE_QUIRK_SATURATE)
-        return ref_range_num_value(s->last) >= ref_range_num_value(s->num);
-    return ref_range_num_cmp(s->last, s->num) >= 0;
+    return s->suffix || !s->has_last || ref_range_num_cmp(s->last, s->num) >= 0;
 }
 
 /* The interval a spec selects of `size` bytes; false when unsatisfiable. */
@@ -184,17 +181,30 @@ static struct ref_range_list ref_range_mark(const struct ref_range *v, size_t n,
     return m;
 }
 
-/* K1: the largest number of disjoint ranges any prefix of v coalesces to. */
-static size_t ref_range_prefix_peak(const struct ref_range *v, size_t n)
+/* range.h's count: the intervals merged one at a time in the order
+ * received; true (and *m freed) as soon as a step holds more than max
+ * ranges. Merging is a union of byte sets, so merge(merge(a) + b) is
+ * merge(a + b): the final list is the merge of all intervals. */
+static bool ref_range_incremental(const struct ref_range *v, size_t n, unsigned max,
+                                  struct ref_range_list *m)
 {
-    size_t peak = 0;
-    for (size_t k = 1; k <= n; k++) {
-        struct ref_range_list m = ref_range_merge(v, k);
-        if (m.n > peak)
-            peak = m.n;
-        free(m.v);
+    struct ref_range *tmp = malloc((max + 2) * sizeof *tmp);
+    *m = (struct ref_range_list){malloc(sizeof *tmp), 0};
+    for (size_t i = 0; i < n; i++) {
+        memcpy(tmp, m->v, m->n * sizeof *tmp);
+        tmp[m->n] = v[i];
+        struct ref_range_list next = ref_range_merge(tmp, m->n + 1);
+        free(m->v);
+        *m = next;
+        if (m->n > max) {
+            free(tmp);
+            free(m->v);
+            m->v = NULL;
+            return true;
+        }
     }
-    return peak;
+    free(tmp);
+    return false;
 }
 
 static int ref_range_finish(struct ref_range_list *iv, int verdict)
@@ -203,8 +213,7 @@ static int ref_range_finish(struct ref_range_list *iv, int verdict)
     return verdict;
 }
 
-int ref_range_parse(const char *p, size_t n, uint64_t size, struct ref_range *out, unsigned max,
-                    unsigned quirks)
+int ref_range_parse(const char *p, size_t n, uint64_t size, struct ref_range *out, unsigned max)
 {
     /* The field value without surrounding OWS, then the unit. */
     while (n && ref_range_ows(p[0])) {
@@ -234,7 +243,7 @@ int ref_range_parse(const char *p, size_t n, uint64_t size, struct ref_range *ou
         if (a == b)
             continue; /* empty element, §5.6.1.2 */
         struct ref_range_spec s;
-        if (!ref_range_parse_spec(p + a, b - a, &s) || !ref_range_spec_ordered(&s, quirks))
+        if (!ref_range_parse_spec(p + a, b - a, &s) || !ref_range_spec_ordered(&s))
             return ref_range_finish(&iv, 0);
         elements++;
         struct ref_range r;
@@ -248,22 +257,26 @@ int ref_range_parse(const char *p, size_t n, uint64_t size, struct ref_range *ou
     if (iv.n == 0)
         return ref_range_finish(&iv, -416);
 
-    struct ref_range_list m = ref_range_merge(iv.v, iv.n);
+    /* the total as requested, then the count as range.h defines it */
+    if (total > size)
+        return ref_range_finish(&iv, -1);
+    struct ref_range_list m;
+    if (ref_range_incremental(iv.v, iv.n, max, &m))
+        return ref_range_finish(&iv, -1);
+
+    /* the reference checks itself: one-shot merge, and bytes for small sizes */
+    struct ref_range_list all = ref_range_merge(iv.v, iv.n);
+    if (all.n != m.n || memcmp(all.v, m.v, m.n * sizeof *m.v) != 0)
+        abort();
+    free(all.v);
     if (size <= 256) {
         struct ref_range_list b = ref_range_mark(iv.v, iv.n, size);
         if (b.n != m.n || memcmp(b.v, m.v, m.n * sizeof *m.v) != 0)
-            abort(); /* the reference disagrees with itself */
+            abort();
         free(b.v);
     }
-    if ((quirks & REF_RANGE_QUIRK_TOTAL_SATURATE) && total > UINT64_MAX)
-        total = UINT64_MAX;
+    memcpy(out, m.v, m.n * sizeof *m.v);
     int verdict = (int)m.n;
-    if (m.n > max || total > size)
-        verdict = -1;
-    else if ((quirks & REF_RANGE_QUIRK_PREFIX_MAX) && ref_range_prefix_peak(iv.v, iv.n) > max)
-        verdict = -1;
-    if (verdict > 0)
-        memcpy(out, m.v, m.n * sizeof *m.v);
     free(m.v);
     return ref_range_finish(&iv, verdict);
 }

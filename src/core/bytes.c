@@ -134,7 +134,8 @@ void buf_put(struct buf *b, const void *p, size_t n)
         b->full = true;
         return;
     }
-    mem_copy(b->p + b->len, p, n);
+    if (b->p) /* a buf without memory only counts (see core.h) */
+        mem_copy(b->p + b->len, p, n);
     b->len += n;
 }
 

@@ -124,7 +124,9 @@ bool cond_if_range(struct span value, struct span etag, int64_t last_modified,
                    bool has_last_modified)
 {
     struct span v = span_trim_ows(value);
-    if (v.n && (v.p[0] == '"' || v.p[0] == 'W')) {
+    /* An entity-tag starts with '"' or "W/"; a date starts with a day name
+     * (and "Wed," must not be taken for a weak tag). */
+    if (v.n && (v.p[0] == '"' || (v.n >= 2 && v.p[0] == 'W' && v.p[1] == '/'))) {
         size_t at = 0;
         struct tag t;
         return parse_tag(v, &at, &t) && at == v.n && !t.weak && t.opaque.n == etag.n &&

@@ -42,7 +42,8 @@ static inline struct span span_make(const char *p, size_t n)
 
 /* A bounded output buffer: bytes are appended at p[len] while len <= cap.
  * A write that does not fit writes nothing and sets `full`; callers check
- * `full` once at the end instead of after every append. */
+ * `full` once at the end instead of after every append. A buf with p == NULL
+ * only counts: the same writer code then measures its output exactly. */
 struct buf {
     char *p;
     size_t len;
@@ -53,6 +54,11 @@ struct buf {
 static inline struct buf buf_make(char *p, size_t cap)
 {
     return (struct buf){p, 0, cap, false};
+}
+
+static inline struct buf buf_counter(void)
+{
+    return (struct buf){NULL, 0, SIZE_MAX, false};
 }
 
 #endif

@@ -122,9 +122,9 @@ bool glob_valid(struct span pattern)
 bool glob_match(struct span pattern, struct span name)
 {
     struct token tk[GLOB_MAX_TOKENS];
-    int n = compile(pattern, tk);
+    int n = pattern.n ? compile(pattern, tk) : -1;
     if (n < 0)
-        return false;
+        return false; /* invalid patterns, the empty one included, match nothing */
     size_t ti = 0, ni = 0, star_t = (size_t)-1, star_n = 0;
     while (ni < name.n) {
         if (ti < (size_t)n && tk[ti].kind == T_STAR) {

@@ -54,13 +54,14 @@ static const char html_parent[] =
     "<tr class=\"parent\"><td><a href=\"../\">../</a></td><td class=\"num\"></td>"
     "<td class=\"time\"></td></tr>\n";
 
-/* Sorts rows in place by the clicked column; directories stay first, the
- * parent row stays on top. Reads sizes and times from data attributes. */
+/* Sorts rows in place by a column; directories stay first, the parent row
+ * stays on top. Sizes and times come from data attributes. Rows arrive in
+ * directory order (the server keeps no list), so the script sorts by name
+ * once at load; without JavaScript the page still works, unsorted. */
 static const char html_script[] =
     "<script>\n"
     "(function(){var t=document.getElementById('listing'),b=t.tBodies[0];\n"
-    "t.tHead.addEventListener('click',function(ev){var th=ev.target.closest('th');if(!th)return;\n"
-    "var k=th.dataset.key,asc=th.getAttribute('aria-sort')!=='ascending';\n"
+    "function sort(th,asc){var k=th.dataset.key;\n"
     "t.querySelectorAll('th').forEach(function(h){h.setAttribute('aria-sort','none')});\n"
     "th.setAttribute('aria-sort',asc?'ascending':'descending');\n"
     "var rows=[].slice.call(b.rows).filter(function(r){return !r.classList.contains('parent')});\n"
@@ -69,7 +70,10 @@ static const char html_script[] =
     "rows.sort(function(x,y){var d=y.dataset.dir-x.dataset.dir;if(d)return d;var "
     "a=val(x),c=val(y);\n"
     "var r=a<c?-1:a>c?1:0;return asc?r:-r});\n"
-    "rows.forEach(function(r){b.appendChild(r)})})})();\n"
+    "rows.forEach(function(r){b.appendChild(r)})}\n"
+    "t.tHead.addEventListener('click',function(ev){var th=ev.target.closest('th');\n"
+    "if(th)sort(th,th.getAttribute('aria-sort')!=='ascending')});\n"
+    "sort(t.querySelector('th[data-key=name]'),true)})();\n"
     "</script>\n";
 
 static void html_breadcrumb(struct buf *b, struct span path)

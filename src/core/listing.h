@@ -19,9 +19,7 @@ enum listing_format {
 /* Room an entry needs at most, whatever its name (up to 255 bytes, each
  * escaped to at most 6): callers leave this much free before listing_entry. */
 #define LISTING_ENTRY_MAX 3072
-/* Room the head needs at most for a path of up to `n` bytes. */
-#define LISTING_HEAD_MAX(n) (4096 + 12 * (n))
-#define LISTING_TAIL_MAX    2048
+#define LISTING_TAIL_MAX  2048
 
 struct listing_entry {
     struct span name; /* one path segment, as on disk (any bytes but '/' and NUL) */
@@ -33,7 +31,9 @@ struct listing_entry {
 
 /* The page head up to the first entry. `path` is the directory's decoded path
  * relative to the root without leading or trailing '/' ("" for the root); it
- * is shown (escaped) in the title and the breadcrumb. */
+ * is shown (escaped) in the title and the breadcrumb. The head grows with the
+ * square of the path's depth (each breadcrumb link holds its whole prefix),
+ * so callers check b->full afterwards rather than predict its size. */
 void listing_begin(struct buf *b, enum listing_format f, struct span path);
 
 /* One entry; `first` is true for the first entry written (JSON commas). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * multipart.c - part heads and their lengths. The length is computed by the
- * same code that writes the heads (into a scratch buffer), so the two can
- * never disagree (h2o computed it with separate digit-count loops).
+ * same code that writes the heads (into a counting buf), so the two can never
+ * disagree (h2o computed it with separate digit-count loops).
  */
 #include "multipart.h"
 
@@ -35,14 +35,12 @@ void multipart_end(struct buf *b, const struct multipart *m)
 
 uint64_t multipart_length(const struct multipart *m, const struct range *r, unsigned n)
 {
-    char scratch[MULTIPART_PART_HEAD_MAX + 256];
-    uint64_t total = 0;
+    struct buf count = buf_counter();
+    uint64_t data = 0;
     for (unsigned i = 0; i < n; i++) {
-        struct buf b = buf_make(scratch, sizeof scratch);
-        multipart_part_head(&b, m, &r[i], i == 0);
-        total += b.len + (r[i].last - r[i].first + 1);
+        multipart_part_head(&count, m, &r[i], i == 0);
+        data += r[i].last - r[i].first + 1;
     }
-    struct buf b = buf_make(scratch, sizeof scratch);
-    multipart_end(&b, m);
-    return total + b.len;
+    multipart_end(&count, m);
+    return count.len + data;
 }

@@ -10,8 +10,15 @@
 
 #include "bytes.h"
 
-/* 1*DIGIT with saturation at UINT64_MAX; false on no digit. */
-static bool parse_num(struct span s, size_t *at, uint64_t *out)
+/* A number as received: its value saturated at UINT64_MAX, and its digits
+ * without leading zeros, to compare numbers too big for 64 bits exactly. */
+struct num {
+    uint64_t v;
+    struct span digits;
+};
+
+/* 1*DIGIT; false on no digit. */
+static bool parse_num(struct span s, size_t *at, struct num *out)
 {
     size_t start = *at;
     uint64_t v = 0;
@@ -20,22 +27,40 @@ static bool parse_num(struct span s, size_t *at, uint64_t *out)
         v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
         (*at)++;
     }
-    *out = v;
+    size_t lead = start;
+    while (lead + 1 < *at && s.p[lead] == '0')
+        lead++;
+    out->v = v;
+    out->digits = span_make(s.p + lead, *at - lead);
     return *at > start;
+}
+
+/* a < b for numbers of any length. */
+static bool num_less(const struct num *a, const struct num *b)
+{
+    if (a->digits.n != b->digits.n)
+        return a->digits.n < b->digits.n;
+    for (size_t i = 0; i < a->digits.n; i++)
+        if (a->digits.p[i] != b->digits.p[i])
+            return a->digits.p[i] < b->digits.p[i];
+    return false;
 }
 
 struct set {
     struct range *r;
     unsigned n, max;
-    uint64_t total; /* bytes as requested, saturating */
-    bool too_many;
+    uint64_t total; /* bytes as requested */
+    bool too_many;  /* more than max ranges at some point, or total overflowed */
 };
 
 /* Inserts [first, last] keeping the set sorted and coalesced. */
 static void set_add(struct set *s, uint64_t first, uint64_t last)
 {
-    uint64_t len = last - first + 1;
-    s->total = s->total > UINT64_MAX - len ? UINT64_MAX : s->total + len;
+    uint64_t len = last - first + 1; /* first <= last < size: no overflow */
+    if (s->total > UINT64_MAX - len)
+        s->too_many = true; /* asked for more bytes than any file holds */
+    else
+        s->total += len;
     unsigned i = 0;
     while (i < s->n && s->r[i].last < first && s->r[i].last + 1 < first)
         i++;
@@ -69,26 +94,26 @@ static void set_add(struct set *s, uint64_t first, uint64_t last)
 /* One range-spec at v[*at]. Returns false on a syntax error. */
 static bool parse_spec(struct span v, size_t *at, uint64_t size, struct set *s)
 {
-    uint64_t first, last;
+    struct num first, last;
     if (*at < v.n && v.p[*at] == '-') { /* suffix-range */
         (*at)++;
         if (!parse_num(v, at, &last))
             return false;
-        if (last > 0 && size > 0)
-            set_add(s, last >= size ? 0 : size - last, size - 1);
+        if (last.v > 0 && size > 0)
+            set_add(s, last.v >= size ? 0 : size - last.v, size - 1);
         return true;
     }
     if (!parse_num(v, at, &first) || *at >= v.n || v.p[*at] != '-')
         return false;
     (*at)++;
-    last = UINT64_MAX;
+    last.v = UINT64_MAX;
     if (*at < v.n && ascii_is_digit(v.p[*at])) {
         parse_num(v, at, &last);
-        if (last < first)
+        if (num_less(&last, &first))
             return false; /* §14.1.2: invalid, so the whole field is */
     }
-    if (first < size)
-        set_add(s, first, last >= size ? size - 1 : last);
+    if (first.v < size)
+        set_add(s, first.v, last.v >= size ? size - 1 : last.v);
     return true;
 }
 

@@ -30,9 +30,14 @@ struct range {
  *                        to ignore;
  *   RANGE_UNSATISFIABLE  valid, but no range overlaps the representation
  *                        (first-pos >= size, "-0", any range of an empty file);
- *   RANGE_TOO_MANY       more than `max` ranges after coalescing, or the
- *                        ranges as requested add up to more than the size
- *                        (each "0-" counts in full: "bytes=0-,0-" asks twice).
+ *   RANGE_TOO_MANY       more than `max` ranges: the ranges are merged in
+ *                        the order received into at most `max` slots, and
+ *                        one that finds no room ends the count (so "17
+ *                        disjoint ranges, then one covering them all" is too
+ *                        many: bounded work matters more than that client);
+ *                        or the ranges as requested add up to more than the
+ *                        size (each "0-" counts in full: "bytes=0-,0-" asks
+ *                        twice).
  * Numbers of any length are accepted: a first-pos above UINT64_MAX is
  * unsatisfiable, a last-pos or suffix-length above it is clamped.
  * max must be <= RANGE_MAX.

@@ -45,11 +45,6 @@ static void chunk_close(struct buf *b, bool chunked, size_t mark)
 void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_format f)
 {
     size_t path_len = cstr_len(w->path);
-    if (LISTING_HEAD_MAX(path_len) + 1024 > POOL_OUT_SIZE) {
-        sys_close(dirfd);
-        handler_error(w, c, 414);
-        return;
-    }
     bool chunked = c->log_minor == 1;
     if (!chunked)
         c->keep_alive = false; /* HTTP/1.0: the close ends the body */
@@ -79,7 +74,13 @@ void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_for
     chunk_open(&b, chunked, &mark);
     listing_begin(&b, f, span_make(w->path, path_len));
     chunk_close(&b, chunked, mark);
-    PITH_ASSERT(!b.full);
+    if (b.full) {
+        /* A path so deep or so escaped that its breadcrumb does not fit
+         * the out region: refuse rather than truncate the page. */
+        sys_close(dirfd);
+        handler_error(w, c, 414);
+        return;
+    }
     conn_push_out(c, b.len);
     c->body = BODY_LISTING;
     c->body_fd = dirfd;
