@@ -275,7 +275,14 @@ static bool response_done(struct worker *w, struct conn *c)
 {
     release_body(w, c);
     if (!c->keep_alive || w->draining) {
-        start_linger(w, c);
+        /* Linger only where the client may still be sending: after an
+         * error, while draining a keep-alive connection, or with bytes
+         * already buffered past this request. A client that asked to
+         * close and sent nothing more is closed at once (as nginx does). */
+        if (c->status >= 400 || c->keep_alive || c->in_len > c->head_len)
+            start_linger(w, c);
+        else
+            conn_close(w, c, CLOSE_DONE);
         return false;
     }
     log_response(w, c);
