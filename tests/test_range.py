@@ -8,9 +8,7 @@ import socket
 
 import pytest
 
-from conftest import FIXED_MTIME  # noqa: F401  (index.html's mtime, used via LM_FIXED)
-
-LM_FIXED = "Tue, 14 Nov 2023 22:13:20 GMT"
+LM_FIXED = "Tue, 14 Nov 2023 22:13:20 GMT"  # index.html's mtime (conftest FIXED_MTIME)
 BOUNDARY_RE = re.compile(r'^multipart/byteranges;\s*boundary=("?)([^";]+)\1$', re.I)
 CONTENT_RANGE_RE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
 
@@ -172,7 +170,8 @@ def test_last_byte_position(server, files):
     _assert_206(r, data, 1023, 1023)
 
 
-@pytest.mark.parametrize("spec", ["bytes=1000-5000", "bytes=1000-1024", "bytes=1000-99999999999999999999"])
+@pytest.mark.parametrize("spec", ["bytes=1000-5000", "bytes=1000-1024",
+                                  "bytes=1000-99999999999999999999"])
 def test_last_pos_beyond_end_clamped(server, files, spec):
     r = server.get("/1k.bin", headers={"Range": spec})
     _assert_206(r, files["1k.bin"], 1000, 1023)
@@ -194,7 +193,8 @@ def test_suffix_longer_than_file(server, files, spec):
 
 
 def test_leading_zeros(server, files):
-    r = server.get("/1k.bin", headers={"Range": "bytes=00000000000000000000010-0000000000000000000019"})
+    spec = "bytes=00000000000000000000010-0000000000000000000019"
+    r = server.get("/1k.bin", headers={"Range": spec})
     _assert_206(r, files["1k.bin"], 10, 19)
 
 
@@ -475,7 +475,8 @@ def test_if_range_current_etag_multipart(server, files):
     parse_multipart(r, files["index.html"], "text/html; charset=utf-8")
 
 
-@pytest.mark.parametrize("value", ['"other"', "W/{tag}", "{tag_short}", "Sun, 06 Nov 1994 08:49:37 GMT",
+@pytest.mark.parametrize("value", ['"other"', "W/{tag}", "{tag_short}",
+                                   "Sun, 06 Nov 1994 08:49:37 GMT",
                                    "Tue, 14 Nov 2023 22:13:19 GMT", "Tue, 14 Nov 2023 22:13:21 GMT",
                                    "garbage", "*"])
 def test_if_range_mismatch_full(server, files, value):

@@ -31,10 +31,11 @@ int filecache_init(struct filecache *fc, const struct fc_settings *s)
     uint32_t buckets = 64;
     while (buckets < 2 * s->entries)
         buckets <<= 1;
-    fc->slots = sys_map((size_t)s->entries * sizeof *fc->slots);
+    /* --cache-entries 0: no slots, every lookup opens the file. */
+    fc->slots = s->entries ? sys_map((size_t)s->entries * sizeof *fc->slots) : NULL;
     fc->table = sys_map((size_t)buckets * sizeof *fc->table);
     fc->arena = s->mem_bytes ? sys_map(s->mem_bytes) : NULL;
-    if (!fc->slots || !fc->table || (s->mem_bytes && !fc->arena))
+    if ((s->entries && !fc->slots) || !fc->table || (s->mem_bytes && !fc->arena))
         return -ENOMEM;
     fc->mask = buckets - 1;
     fc->lru.lru_next = fc->lru.lru_prev = &fc->lru;
@@ -269,15 +270,18 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
     out->entry = e;
 }
 
-/* Still the same file? One fstatat, at most once a second per entry. A
- * link swapped into the path changes the inode seen here, so the entry is
- * dropped and the next open goes through resolve_open's checks again. */
+/* Still the same file, reached by the same rules? At most once a second per
+ * entry, the path is resolved again beneath the root (O_PATH, no content
+ * opened): a directory in the path swapped for a symlink, a file replaced,
+ * changed or deleted, all drop the entry, and the next lookup opens afresh
+ * with every check. */
 static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms)
 {
     if (now_ms - e->checked_ms < 1000)
         return true;
     struct sys_stat st;
-    if (sys_fstatat(fc->cfg.root_fd, e->key, &st, false) < 0)
+    const struct fc_settings *s = &fc->cfg;
+    if (resolve_stat(s->root_fd, e->key, s->follow_symlinks, s->resolve, &st) < 0)
         return false;
     if (st.ino != e->st.ino || st.dev != e->st.dev || st.size != e->st.size ||
         st.mtime_sec != e->st.mtime_sec || st.mtime_nsec != e->st.mtime_nsec ||

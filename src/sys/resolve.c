@@ -88,7 +88,8 @@ static bool next_component(struct walk *w, char *comp, const char **rest)
 
 /* One component at the top of the stack. Returns 1 to go on, an fd >= 0
  * via *out for the final open, or -errno. */
-static int walk_step(struct walk *w, const char *comp, const char *rest, bool follow, int *out)
+static int walk_step(struct walk *w, const char *comp, const char *rest, bool follow,
+                     int final_flags, int *out)
 {
     int dirfd = w->stack[w->depth];
     bool last = *rest == '\0';
@@ -114,8 +115,8 @@ static int walk_step(struct walk *w, const char *comp, const char *rest, bool fo
     }
     /* O_NOFOLLOW: if comp became a link since fstatat, fail rather than
      * follow it (ELOOP), closing the check-then-open race. */
-    int fd =
-        sys_openat(dirfd, comp, last ? OPEN_FLAGS | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW);
+    int fd = sys_openat(dirfd, comp,
+                        last ? final_flags | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW);
     if (fd < 0)
         return fd;
     if (last) {
@@ -130,7 +131,7 @@ static int walk_step(struct walk *w, const char *comp, const char *rest, bool fo
     return 1;
 }
 
-static int resolve_walk(int root_fd, const char *path, bool follow)
+static int resolve_walk(int root_fd, const char *path, bool follow, int final_flags)
 {
     struct walk w;
     w.stack[0] = root_fd;
@@ -146,7 +147,7 @@ static int resolve_walk(int root_fd, const char *path, bool follow)
     while (r == 1) {
         if (!next_component(&w, comp, &rest)) {
             /* Walked to a directory (the root, or after a link or ".."). */
-            fd = sys_openat(w.stack[w.depth], ".", OPEN_FLAGS);
+            fd = sys_openat(w.stack[w.depth], ".", final_flags);
             r = fd < 0 ? fd : 0;
             break;
         }
@@ -157,15 +158,33 @@ static int resolve_walk(int root_fd, const char *path, bool follow)
         /* Shift what is left to the front: splice_link then has the whole
          * buffer to put a link's target before it. */
         memmove(w.path, rest, strlen(rest) + 1);
-        r = walk_step(&w, comp, w.path, follow, &fd);
+        r = walk_step(&w, comp, w.path, follow, final_flags, &fd);
     }
     walk_release(&w);
     return r < 0 ? r : fd;
 }
 
-int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m)
+static int open_beneath(int root_fd, const char *path, bool follow, enum resolve_method m,
+                        int flags)
 {
     if (m == RESOLVE_OPENAT2)
-        return sys_openat2_beneath(root_fd, path[0] ? path : ".", OPEN_FLAGS, !follow_symlinks);
-    return resolve_walk(root_fd, path, follow_symlinks);
+        return sys_openat2_beneath(root_fd, path[0] ? path : ".", flags, !follow);
+    return resolve_walk(root_fd, path, follow, flags);
+}
+
+int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m)
+{
+    return open_beneath(root_fd, path, follow_symlinks, m, OPEN_FLAGS);
+}
+
+int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
+                 struct sys_stat *st)
+{
+    /* O_PATH: no access to the content, so no side effect of opening. */
+    int fd = open_beneath(root_fd, path, follow_symlinks, m, O_PATH);
+    if (fd < 0)
+        return fd;
+    int r = sys_fstat(fd, st);
+    sys_close(fd);
+    return r;
 }

@@ -13,6 +13,8 @@
 #ifndef PITH_RESOLVE_H
 #define PITH_RESOLVE_H
 
+#include "sys/sys.h"
+
 #include <stdbool.h>
 
 enum resolve_method {
@@ -37,5 +39,11 @@ const char *resolve_method_name(enum resolve_method m);
  *   -ENOENT, -ENOTDIR, -EACCES, -ENAMETOOLONG, -EMFILE ... from the kernel
  */
 int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m);
+
+/* The stat of what resolve_open() would open, by the same rules (a link
+ * in the path not allowed, nothing outside the root), without opening its
+ * content: 0 or the same errors. Three system calls. */
+int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
+                 struct sys_stat *st);
 
 #endif
