@@ -24,6 +24,10 @@ import http_raw
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PITH_BIN = os.environ.get("PITH_BIN") or os.path.join(REPO, "pith")
+# The event loop every started server uses: "epoll", "uring" or unset (the
+# server's own default, auto). `make test` runs the whole suite once per
+# backend; where io_uring cannot run, the "uring" pass is skipped.
+PITH_IO = os.environ.get("PITH_IO") or None
 VERSION = "0.1.0"
 START_TIMEOUT = 10.0
 START_RE = re.compile(r"^pith \S+ serving (.*) on http://(\S+):(\d+)/ \((\d+) workers?, ([^)]*)\)\s*$")
@@ -33,7 +37,26 @@ socket.setdefaulttimeout(15)
 
 
 def pytest_report_header(config):
-    return "pith binary: %s" % PITH_BIN
+    return "pith binary: %s; event loop: %s" % (PITH_BIN, PITH_IO or "auto")
+
+
+def _uring_unavailable():
+    """Why `--io uring` cannot run here, or None when it can."""
+    if PITH_IO != "uring" or not os.path.exists(PITH_BIN):
+        return None
+    p = subprocess.run([PITH_BIN, "--io", "uring", "--port", "0", "--addr", "127.0.0.1",
+                        "--workers", "1", "--grace", "0", "/nonexistent-pith-probe"],
+                       capture_output=True, text=True, timeout=10)
+    m = re.search(r"io_uring cannot run here: (.*)", p.stderr)
+    return m.group(1) if m else None
+
+
+def pytest_collection_modifyitems(config, items):
+    why = _uring_unavailable()
+    if why:
+        skip = pytest.mark.skip(reason="io_uring cannot run on this machine: " + why)
+        for item in items:
+            item.add_marker(skip)
 
 
 def _limit_core():
@@ -123,6 +146,8 @@ class PithServer:
             self.argv += ["--addr", addr]
         if workers is not None:
             self.argv += ["--workers", str(workers)]
+        if PITH_IO:
+            self.argv += ["--io", PITH_IO]
         self.argv += self.args + [self.root]
         self.env = dict(os.environ)
         self.env.pop("PITH_RESOLVE", None)

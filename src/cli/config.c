@@ -39,6 +39,8 @@ static const char usage[] =
     "      --timeout-send S      time without send progress [1..3600] (default 30)\n"
     "      --grace S             on SIGTERM/SIGINT, time to finish responses [0..3600]\n"
     "                            (default 10)\n"
+    "      --io auto|epoll|uring event loop (default auto: io_uring where the kernel\n"
+    "                            allows it, else epoll; the start line says which)\n"
     "      --log FILE|-          access log in combined format, UTC ('-' = stdout;\n"
     "                            default: off)\n"
     "      --pidfile FILE        write the master's process id to FILE\n"
@@ -85,6 +87,7 @@ enum kind {
     K_T_KEEPALIVE,
     K_T_SEND,
     K_GRACE,
+    K_IO,
     K_LOG,
     K_PIDFILE,
     K_DAEMON,
@@ -119,6 +122,7 @@ static const struct option options[] = {
     {"timeout-keepalive", 0, true, K_T_KEEPALIVE},
     {"timeout-send", 0, true, K_T_SEND},
     {"grace", 0, true, K_GRACE},
+    {"io", 0, true, K_IO},
     {"log", 0, true, K_LOG},
     {"pidfile", 0, true, K_PIDFILE},
     {"daemon", 0, false, K_DAEMON},
@@ -209,6 +213,16 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
         if (c->nimmutable == CONFIG_IMMUTABLE_MAX)
             return fail(ps, "--immutable: more than 8 patterns", "", "");
         c->immutable[c->nimmutable++] = v;
+        break;
+    case K_IO:
+        if (span_eq_cstr(span_make(v, cstr_len(v)), "auto"))
+            c->io = CONFIG_IO_AUTO;
+        else if (span_eq_cstr(span_make(v, cstr_len(v)), "epoll"))
+            c->io = CONFIG_IO_EPOLL;
+        else if (span_eq_cstr(span_make(v, cstr_len(v)), "uring"))
+            c->io = CONFIG_IO_URING;
+        else
+            return fail(ps, "--io: '", v, "' is not one of auto, epoll, uring");
         break;
     case K_NO_LISTING: c->listing = false; break;
     case K_FOLLOW: c->follow_symlinks = true; break;

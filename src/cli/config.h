@@ -15,6 +15,12 @@
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
 
+enum config_io {
+    CONFIG_IO_AUTO, /* io_uring when the kernel allows it, else epoll */
+    CONFIG_IO_EPOLL,
+    CONFIG_IO_URING,
+};
+
 struct config {
     const char *root; /* default "." */
     const char *addr; /* NULL: dual-stack any */
@@ -34,6 +40,7 @@ struct config {
     const char *log; /* NULL: off; "-": stdout */
     const char *pidfile;
     const char *user;
+    enum config_io io;
     bool daemon;
     bool quiet;
 };

@@ -130,12 +130,39 @@ static int prepare(struct server *s)
     return 0;
 }
 
+/* --io: io_uring when asked or when auto finds it usable, else epoll; an
+ * auto fallback says why in one line, a forced io_uring that cannot run is
+ * a start-up failure. */
+static int choose_loop(struct server *s)
+{
+    char why[160];
+    s->loop = &loop_epoll;
+    if (s->cfg.io == CONFIG_IO_EPOLL)
+        return 0;
+    /* PITH_NO_URING=1 makes io_uring unavailable, so tests can exercise
+     * the fallback on machines where it works. */
+    const char *off = sys_getenv("PITH_NO_URING");
+    if (off && off[0] == '1')
+        snprintf(why, sizeof why, "disabled by PITH_NO_URING=1");
+    else if (loop_uring_available(why, sizeof why)) {
+        s->loop = &loop_uring;
+        return 0;
+    }
+    if (s->cfg.io == CONFIG_IO_URING) {
+        fprintf(stderr, "pith: --io uring: io_uring cannot run here: %s\n", why);
+        return 1;
+    }
+    if (!s->cfg.quiet)
+        fprintf(stderr, "pith: io_uring cannot run here (%s); using epoll\n", why);
+    return 0;
+}
+
 static void print_start_line(const struct server *s)
 {
     if (s->cfg.quiet)
         return;
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, epoll, %s)\n", PITH_VERSION,
-            s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s",
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s)\n", PITH_VERSION, s->root_path,
+            s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
             resolve_method_name(s->resolve));
     fflush(stderr);
 }
@@ -166,7 +193,9 @@ static int check_files(const struct server *s)
 static int start(struct server *s)
 {
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
-    int r = prepare(s);
+    int r = choose_loop(s);
+    if (!r)
+        r = prepare(s);
     if (!r)
         r = check_files(s);
     if (r)

@@ -11,11 +11,11 @@
  */
 #include "core/bytes.h"
 #include "core/http_parse.h"
+#include "server/loop.h"
 #include "server/server.h"
 #include "sys/sys.h"
 
 #include <errno.h>
-#include <sys/epoll.h>
 
 /* How long a closing connection may keep sending us bytes that we discard:
  * enough for the client to read our last response before our close could
@@ -87,6 +87,8 @@ static void log_response(struct worker *w, struct conn *c)
 {
     if (c->status == 0)
         return;
+    if (c->peer.ss_family == AF_UNSPEC && w->log.fd >= 0)
+        sys_peer_addr(c->fd, &c->peer); /* io_uring accepts do not report it */
     struct access_entry e = {
         .peer = &c->peer,
         .now = w->now_sec,
@@ -102,14 +104,10 @@ static void log_response(struct worker *w, struct conn *c)
     c->status = 0;
 }
 
-void conn_close(struct worker *w, struct conn *c, enum close_reason why)
+void conn_free(struct worker *w, struct conn *c)
 {
-    (void)why;
-    log_response(w, c);
     release_body(w, c);
     release_slot(w, c);
-    timer_cancel(&w->wheel, &c->timer);
-    sys_close(c->fd); /* also removes it from the epoll set */
     c->fd = -1;
     c->state = CONN_FREE;
     c->next_free = w->free_conns;
@@ -118,10 +116,23 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
     worker_conn_freed(w);
 }
 
+void conn_close(struct worker *w, struct conn *c, enum close_reason why)
+{
+    (void)why;
+    if (c->state == CONN_CLOSING || c->state == CONN_FREE)
+        return;
+    log_response(w, c);
+    timer_cancel(&w->wheel, &c->timer);
+    c->state = CONN_CLOSING;
+    /* The slot and the cache entry stay until the backend lets go of them:
+     * an io_uring send in flight still reads them. */
+    if (w->loop->close(w, c))
+        conn_free(w, c);
+}
+
 void conn_accepted(struct worker *w, struct conn *c)
 {
     c->state = CONN_READ;
-    c->events = EPOLLIN;
     c->slot = NULL;
     c->in_len = c->head_len = 0;
     out_clear(c);
@@ -136,6 +147,7 @@ void conn_accepted(struct worker *w, struct conn *c)
      * timeout, counted from the accept. */
     c->head_deadline_set = w->now_ms;
     arm(w, c, w->srv->cfg.timeout_header);
+    w->loop->want_read(w, c);
 }
 
 /* ---- sending -------------------------------------------------------------------- */
@@ -157,15 +169,15 @@ static void consume(struct conn *c, size_t n)
     }
 }
 
-/* Returns 1 when everything queued went out, 0 when the socket is full
- * (EPOLLOUT armed), -1 when the connection was closed. */
+/* Returns 1 when everything queued went out, 0 when the backend will come
+ * back (conn_sent or conn_writable), -1 when the connection was closed. */
 static int send_out(struct worker *w, struct conn *c)
 {
     while (c->iov_at < c->niov) {
         /* Head and first body bytes in one packet: MSG_MORE holds the head
          * until sendfile follows at once. */
         bool more = c->body == BODY_FILE || c->body == BODY_MULTIPART;
-        ssize_t n = sys_sendv(c->fd, c->iov + c->iov_at, c->niov - c->iov_at, more);
+        ssize_t n = w->loop->send(w, c, more);
         if (n == -EAGAIN)
             return 0;
         if (n == -EINTR)
@@ -191,8 +203,10 @@ static int send_file(struct worker *w, struct conn *c)
         size_t want = left > 0x7ffff000 ? 0x7ffff000 : (size_t)left;
         uint64_t before = c->body_off;
         ssize_t n = sys_sendfile(c->fd, c->body_fd, &c->body_off, want);
-        if (n == -EAGAIN)
+        if (n == -EAGAIN) {
+            w->loop->want_write(w, c);
             return 0;
+        }
         if (n == -EINTR)
             continue;
         if (n <= 0) {
@@ -226,17 +240,9 @@ static int send_file_body(struct worker *w, struct conn *c)
     return r;
 }
 
-static void want_events(struct worker *w, struct conn *c, uint32_t events)
-{
-    if (c->events != events) {
-        c->events = events;
-        worker_watch(w, c, events);
-    }
-}
-
 /* Pushes the response as far as the socket takes it; true when all of it
  * went out. A listing goes one chunk per wake-up: a huge directory must not
- * hold the worker, and EPOLLOUT brings us back while the socket has room. */
+ * hold the worker, and want_write brings us back while the socket has room. */
 static bool conn_send(struct worker *w, struct conn *c)
 {
     int r = send_out(w, c);
@@ -248,11 +254,11 @@ static bool conn_send(struct worker *w, struct conn *c)
             return false;
         }
         r = send_out(w, c);
-        if (r == 1 && c->body == BODY_LISTING)
+        if (r == 1 && c->body == BODY_LISTING) {
+            w->loop->want_write(w, c);
             r = 0;
+        }
     }
-    if (r == 0)
-        want_events(w, c, EPOLLOUT);
     return r == 1;
 }
 
@@ -265,8 +271,8 @@ static void start_linger(struct worker *w, struct conn *c)
     release_slot(w, c);
     sys_shutdown_write(c->fd);
     c->state = CONN_LINGER;
-    want_events(w, c, EPOLLIN);
     timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
+    w->loop->want_read(w, c);
 }
 
 /* After a complete response. Returns true when pipelined bytes wait to be
@@ -294,7 +300,6 @@ static bool response_done(struct worker *w, struct conn *c)
     c->head_len = 0;
     out_clear(c);
     c->state = CONN_READ;
-    want_events(w, c, EPOLLIN);
     if (rest) {
         c->head_deadline_set = w->now_ms;
         arm(w, c, w->srv->cfg.timeout_header);
@@ -304,6 +309,7 @@ static bool response_done(struct worker *w, struct conn *c)
     release_slot(w, c);
     c->head_deadline_set = 0;
     arm(w, c, w->srv->cfg.timeout_keepalive);
+    w->loop->want_read(w, c);
     return false;
 }
 
@@ -314,8 +320,10 @@ static void process_input(struct worker *w, struct conn *c)
     do {
         long r = http_parse_request(conn_in(c), c->in_len, &w->req);
         if (r == HTTP_PARSE_AGAIN) {
-            if (c->in_len < POOL_IN_SIZE)
+            if (c->in_len < POOL_IN_SIZE) {
+                w->loop->want_read(w, c);
                 return;
+            }
             r = -431; /* cannot happen within the limits; never spin on a full buffer */
         }
         c->log_method = c->log_target = c->log_referer = c->log_ua = (struct span){0};
@@ -337,17 +345,34 @@ static void process_input(struct worker *w, struct conn *c)
     } while (conn_send(w, c) && response_done(w, c));
 }
 
-static void conn_read(struct worker *w, struct conn *c)
+char *conn_recv_buffer(struct worker *w, struct conn *c, size_t *room)
 {
     if (!c->slot) {
         c->slot = pool_get(&w->pool);
         PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
         c->in_len = 0;
     }
-    ssize_t n = sys_recv(c->fd, conn_in(c) + c->in_len, POOL_IN_SIZE - c->in_len);
+    *room = POOL_IN_SIZE - c->in_len;
+    return conn_in(c) + c->in_len;
+}
+
+void conn_received(struct worker *w, struct conn *c, ssize_t n)
+{
+    if (c->state == CONN_LINGER) {
+        /* Whatever the client still sends after our last response is
+         * dropped; its end (or an error) ends the connection. */
+        if (n > 0 || n == -EAGAIN || n == -EINTR)
+            w->loop->want_read(w, c);
+        else
+            conn_close(w, c, CLOSE_DONE);
+        return;
+    }
+    if (c->state != CONN_READ)
+        return;
     if (n == -EAGAIN || n == -EINTR) {
         if (c->in_len == 0)
             release_slot(w, c);
+        w->loop->want_read(w, c);
         return;
     }
     if (n <= 0) {
@@ -363,37 +388,23 @@ static void conn_read(struct worker *w, struct conn *c)
     process_input(w, c);
 }
 
-/* Reads and drops whatever the client still sends after our last response. */
-static void conn_linger_read(struct worker *w, struct conn *c)
+void conn_writable(struct worker *w, struct conn *c)
 {
-    char sink[4096];
-    for (int i = 0; i < 4; i++) {
-        ssize_t n = sys_recv(c->fd, sink, sizeof sink);
-        if (n == -EAGAIN || n == -EINTR)
-            return;
-        if (n <= 0) {
-            conn_close(w, c, CLOSE_DONE);
-            return;
-        }
-    }
+    if (c->state == CONN_WRITE && conn_send(w, c) && response_done(w, c))
+        process_input(w, c);
 }
 
-void conn_on_event(struct worker *w, struct conn *c, uint32_t events)
+void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 {
-    switch (c->state) {
-    case CONN_READ:
-        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-            conn_read(w, c);
-        break;
-    case CONN_WRITE:
-        if (events & (EPOLLERR | EPOLLHUP))
-            conn_close(w, c, CLOSE_ERROR);
-        else if ((events & EPOLLOUT) && conn_send(w, c) && response_done(w, c))
-            process_input(w, c);
-        break;
-    case CONN_LINGER: conn_linger_read(w, c); break;
-    case CONN_FREE: break;
+    if (c->state != CONN_WRITE)
+        return;
+    if (n < 0) {
+        conn_close(w, c, CLOSE_ERROR);
+        return;
     }
+    consume(c, (size_t)n);
+    arm(w, c, w->srv->cfg.timeout_send);
+    conn_writable(w, c);
 }
 
 void conn_on_timeout(struct worker *w, struct conn *c)

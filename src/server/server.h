@@ -16,6 +16,7 @@
 #include "core/listing.h"
 #include "server/filecache.h"
 #include "server/log.h"
+#include "server/loop.h"
 #include "server/pool.h"
 #include "server/timer.h"
 #include "sys/resolve.h"
@@ -38,13 +39,15 @@ struct server {
     unsigned nlisten;
     char url[128]; /* "http://[::]:8080/" for the start line */
     char cache_control[48];
+    const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
 };
 
 enum conn_state {
     CONN_FREE,
-    CONN_READ,   /* waiting for or receiving a request head */
-    CONN_WRITE,  /* sending a response */
-    CONN_LINGER, /* response sent, write side shut: discarding input until EOF */
+    CONN_READ,    /* waiting for or receiving a request head */
+    CONN_WRITE,   /* sending a response */
+    CONN_LINGER,  /* response sent, write side shut: discarding input until EOF */
+    CONN_CLOSING, /* closed, waiting for the backend to let go (io_uring) */
 };
 
 enum body_kind {
@@ -75,7 +78,7 @@ struct listing_state {
 struct conn {
     int fd;
     enum conn_state state;
-    uint32_t events;   /* what epoll watches now: EPOLLIN or EPOLLOUT */
+    uint32_t events;   /* backend state: what epoll watches, or io_uring ops in flight */
     char *slot;        /* pool slot while a request is in flight, else NULL */
     uint32_t in_len;   /* bytes received into the slot's in region */
     uint32_t head_len; /* the current request head's length */
@@ -109,12 +112,15 @@ struct conn {
 
 struct worker {
     const struct server *srv;
+    const struct loop_ops *loop;
+    void *loop_state; /* the io_uring backend's ring and buffers */
     unsigned index;
     int listen_fd;
-    int epfd;
-    int sigfd;
-    bool listening; /* the listener is in the epoll set */
+    int epfd;       /* the epoll backend's set */
+    int sigfd;      /* TERM, INT, HUP, USR1 */
+    bool listening; /* accepting new connections */
     bool draining;
+    bool exit_now; /* a second TERM/INT */
     int64_t drain_deadline_ms;
     int64_t accept_retry_ms; /* after EMFILE: when to try accepting again */
     int64_t now_ms;
@@ -137,12 +143,19 @@ struct worker {
 
 /* worker.c */
 int worker_run(const struct server *srv, unsigned index); /* returns exit code */
-void worker_watch(struct worker *w, struct conn *c, uint32_t events);
 void worker_conn_freed(struct worker *w);
+/* For the backends: a connection accepted on fd (peer may be NULL: asked
+ * for lazily), an accept that failed, a signal read from the signalfd. */
+void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer);
+void worker_accept_failed(struct worker *w, int err);
+bool worker_can_accept(const struct worker *w);
+void worker_signal(struct worker *w, int sig);
+void worker_set_listening(struct worker *w, bool on);
+/* Reads the clocks into now_ms/now_sec (and the Date) after a wait. */
+void worker_update_clock(struct worker *w);
 
 /* conn.c */
 void conn_accepted(struct worker *w, struct conn *c);
-void conn_on_event(struct worker *w, struct conn *c, uint32_t events);
 void conn_on_timeout(struct worker *w, struct conn *c);
 void conn_close(struct worker *w, struct conn *c, enum close_reason why);
 void conn_drain(struct worker *w, struct conn *c);

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * worker.c - one worker process: its own epoll set over its own SO_REUSEPORT
- * listener (the kernel spreads connections, no thundering herd), a fixed
- * table of connections, and the loop that dispatches readiness, expires
- * deadlines, flushes the log and handles signals through a signalfd.
+ * worker.c - one worker process: its own event loop (loop.h: epoll or
+ * io_uring) over its own SO_REUSEPORT listener (the kernel spreads
+ * connections, no thundering herd), a fixed table of connections, and the
+ * loop that expires deadlines, flushes the log and handles signals.
  *
  * At the connection limit, or when the process runs out of descriptors, the
- * listener leaves the epoll set, so a full worker sleeps instead of spinning
- * on a readable listener; it comes back when a connection closes (or after a
- * second, for EMFILE caused by something else).
+ * worker stops listening (the listener leaves the epoll set, or the io_uring
+ * accept is cancelled), so a full worker sleeps instead of spinning; it
+ * comes back when a connection closes (or after a second, for EMFILE caused
+ * by something else).
  */
 #include "core/bytes.h"
 #include "server/server.h"
@@ -17,15 +18,9 @@
 #include <errno.h>
 #include <signal.h>
 
-#define TAG_LISTENER 0
-#define TAG_SIGNAL   1
-#define TAG_CONN0    2
-#define EVENTS_MAX   256
-#define ACCEPT_BATCH 64 /* accepts per wake-up, so reads are not starved */
-
 static const int worker_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
-static void update_clock(struct worker *w)
+void worker_update_clock(struct worker *w)
 {
     w->now_ms = sys_now_ms();
     int64_t sec = sys_now_real();
@@ -35,83 +30,73 @@ static void update_clock(struct worker *w)
     }
 }
 
-void worker_watch(struct worker *w, struct conn *c, uint32_t events)
-{
-    uint64_t tag = TAG_CONN0 + (uint64_t)(c - w->conns);
-    sys_epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, events, tag);
-}
-
-static void listener_set(struct worker *w, bool on)
+void worker_set_listening(struct worker *w, bool on)
 {
     if (w->listening == on || w->listen_fd < 0)
         return;
-    int op = on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL;
-    if (sys_epoll_ctl(w->epfd, op, w->listen_fd, EPOLLIN, TAG_LISTENER) == 0)
-        w->listening = on;
+    w->loop->listen(w, on);
+    w->listening = on;
 }
 
-static void accept_failed(struct worker *w, int err)
+void worker_accept_failed(struct worker *w, int err)
 {
     /* Out of descriptors or memory: stop accepting for a moment rather
      * than spin on a listener that stays readable. */
     if (w->accept_retry_ms == 0)
         log_error_errno("accept4: pausing the listener for 1 s:", NULL, err);
-    listener_set(w, false);
+    worker_set_listening(w, false);
     w->accept_retry_ms = w->now_ms + 1000;
 }
 
-static void accept_batch(struct worker *w)
+bool worker_can_accept(const struct worker *w)
 {
-    for (int i = 0; i < ACCEPT_BATCH; i++) {
-        if (!w->free_conns && w->next_unused < w->nconns) {
-            struct conn *fresh = &w->conns[w->next_unused++];
-            fresh->state = CONN_FREE;
-            fresh->next_free = NULL;
-            w->free_conns = fresh;
-        }
-        if (!w->free_conns) {
-            listener_set(w, false); /* at --max-conns: back when one closes */
-            return;
-        }
-        struct sockaddr_storage peer;
-        int fd = sys_accept(w->listen_fd, &peer);
-        if (fd == -EAGAIN)
-            return;
-        if (fd == -EINTR || fd == -ECONNABORTED)
-            continue;
-        if (fd < 0) {
-            accept_failed(w, fd);
-            return;
-        }
-        struct conn *c = w->free_conns;
-        w->free_conns = c->next_free;
-        c->fd = fd;
-        c->peer = peer;
-        sys_set_nodelay(fd);
-        uint64_t tag = TAG_CONN0 + (uint64_t)(c - w->conns);
-        if (sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, tag) < 0) {
-            sys_close(fd);
-            c->next_free = w->free_conns;
-            w->free_conns = c;
-            continue;
-        }
-        w->active++;
-        conn_accepted(w, c);
-    }
+    return !w->draining && (w->free_conns || w->next_unused < w->nconns);
 }
 
-/* Called by conn_close(): a slot is free again. */
+void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer)
+{
+    if (!worker_can_accept(w)) {
+        sys_close(fd); /* accepted in the same batch as the last free slot */
+        return;
+    }
+    if (!w->free_conns) {
+        struct conn *fresh = &w->conns[w->next_unused++];
+        fresh->state = CONN_FREE;
+        fresh->next_free = NULL;
+        w->free_conns = fresh;
+    }
+    struct conn *c = w->free_conns;
+    w->free_conns = c->next_free;
+    c->fd = fd;
+    if (peer)
+        c->peer = *peer;
+    else
+        c->peer.ss_family = AF_UNSPEC; /* looked up only if the log needs it */
+    sys_set_nodelay(fd);
+    if (w->loop->conn_start(w, c) < 0) {
+        sys_close(fd);
+        c->next_free = w->free_conns;
+        w->free_conns = c;
+        return;
+    }
+    w->active++;
+    conn_accepted(w, c);
+    if (!worker_can_accept(w))
+        worker_set_listening(w, false); /* at --max-conns: back when one closes */
+}
+
+/* Called when a connection is freed: a slot is free again. */
 void worker_conn_freed(struct worker *w)
 {
     if (!w->draining && w->accept_retry_ms == 0)
-        listener_set(w, true);
+        worker_set_listening(w, true);
 }
 
 static void start_drain(struct worker *w)
 {
+    worker_set_listening(w, false);
     w->draining = true;
     w->drain_deadline_ms = w->now_ms + (int64_t)w->srv->cfg.grace * 1000;
-    listener_set(w, false);
     sys_close(w->listen_fd);
     w->listen_fd = -1;
     for (uint32_t i = 0; i < w->next_unused; i++)
@@ -119,20 +104,14 @@ static void start_drain(struct worker *w)
             conn_drain(w, &w->conns[i]);
 }
 
-/* Returns true when the worker must exit now. */
-static bool on_signals(struct worker *w)
+void worker_signal(struct worker *w, int sig)
 {
-    int sig;
-    while ((sig = sys_signalfd_read(w->sigfd)) > 0) {
-        if (sig == SIGHUP || sig == SIGUSR1) {
-            access_log_reopen(&w->log);
-        } else if (w->draining) {
-            return true; /* a second TERM/INT: exit at once */
-        } else {
-            start_drain(w);
-        }
-    }
-    return false;
+    if (sig == SIGHUP || sig == SIGUSR1)
+        access_log_reopen(&w->log);
+    else if (w->draining)
+        w->exit_now = true; /* a second TERM/INT: exit at once */
+    else
+        start_drain(w);
 }
 
 static void fire_timer(struct timer *t, void *ctx)
@@ -153,29 +132,16 @@ static int loop_timeout(struct worker *w)
 
 static void run_loop(struct worker *w)
 {
-    struct epoll_event ev[EVENTS_MAX];
     for (;;) {
-        int n = sys_epoll_wait(w->epfd, ev, EVENTS_MAX, loop_timeout(w), NULL);
-        update_clock(w);
-        for (int i = 0; i < n; i++) {
-            uint64_t tag = ev[i].data.u64;
-            if (tag == TAG_LISTENER) {
-                accept_batch(w);
-            } else if (tag == TAG_SIGNAL) {
-                if (on_signals(w))
-                    return;
-            } else {
-                struct conn *c = &w->conns[tag - TAG_CONN0];
-                if (c->state != CONN_FREE)
-                    conn_on_event(w, c, ev[i].events);
-            }
-        }
+        w->loop->wait(w, loop_timeout(w));
+        if (w->exit_now)
+            return;
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
         access_log_tick(&w->log, w->now_ms);
         if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
             w->accept_retry_ms = 0;
-            if (!w->draining)
-                listener_set(w, true);
+            if (!w->draining && worker_can_accept(w))
+                worker_set_listening(w, true);
         }
         if (w->draining && (w->active == 0 || w->now_ms >= w->drain_deadline_ms))
             return;
@@ -223,18 +189,19 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         log_error("worker: cannot reserve memory for the file cache");
         return -1;
     }
-    w->epfd = sys_epoll_create();
+    w->loop = srv->loop;
+    w->epfd = -1;
     w->sigfd = sys_signalfd(worker_signals, ARRAY_LEN(worker_signals));
-    if (w->epfd < 0 || w->sigfd < 0 ||
-        sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, EPOLLIN, TAG_SIGNAL) < 0) {
-        log_error("worker: cannot create its epoll set or signalfd");
+    if (w->sigfd < 0 || (r = w->loop->init(w)) < 0) {
+        log_error_errno("worker: set up the event loop", w->loop->name,
+                        w->sigfd < 0 ? w->sigfd : r);
         return -1;
     }
     if (sys_random(w->boundary_seed, sizeof w->boundary_seed) < 0)
         w->boundary_seed[0] = (uint64_t)sys_now_ms() ^ ((uint64_t)sys_getpid() << 32);
-    update_clock(w);
+    worker_update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
-    listener_set(w, true);
+    worker_set_listening(w, true);
     return 0;
 }
 

@@ -72,6 +72,7 @@ int sys_accept(int lfd, struct sockaddr_storage *peer); /* NONBLOCK|CLOEXEC */
  * worker), IPv6 sockets are dual-stack (IPV6_V6ONLY off). */
 int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backlog, bool share);
 int sys_local_port(int fd);
+int sys_peer_addr(int fd, struct sockaddr_storage *peer);
 int sys_set_nodelay(int fd);
 int sys_shutdown_write(int fd);
 int sys_set_linger_reset(int fd);
@@ -139,5 +140,7 @@ const char *sys_getenv(const char *name);
 
 /* Reserves n bytes of zeroed, private memory (not touched until used). */
 void *sys_map(size_t n);
+/* Gives back a sys_map() region (NULL: nothing). */
+void sys_unmap(void *p, size_t n);
 
 #endif

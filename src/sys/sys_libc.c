@@ -234,6 +234,12 @@ int sys_local_port(int fd)
     return ntohs(((struct sockaddr_in *)&a)->sin_port);
 }
 
+int sys_peer_addr(int fd, struct sockaddr_storage *peer)
+{
+    socklen_t len = sizeof *peer;
+    return (int)ret(getpeername(fd, (struct sockaddr *)peer, &len));
+}
+
 int sys_set_nodelay(int fd)
 {
     int one = 1;
@@ -564,4 +570,10 @@ int sys_random(void *p, size_t n)
 {
     ssize_t r = getrandom(p, n, 0);
     return r == (ssize_t)n ? 0 : (r < 0 ? -errno : -EIO);
+}
+
+void sys_unmap(void *p, size_t n)
+{
+    if (p)
+        munmap(p, n);
 }

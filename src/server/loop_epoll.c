@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_epoll.c - the epoll backend: level-triggered readiness, and the
+ * system call done on it (recv, sendmsg). A connection is watched for
+ * EPOLLIN or EPOLLOUT, never both: reading and writing alternate, and a
+ * change of interest costs an epoll_ctl only when a response blocks.
+ * Everything a keep-alive request costs here is one recv and one sendmsg
+ * (plus a share of one epoll_wait).
+ */
+#include "server/loop.h"
+#include "server/server.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+#define TAG_LISTENER 0
+#define TAG_SIGNAL   1
+#define TAG_CONN0    2
+#define EVENTS_MAX   256
+#define ACCEPT_BATCH 64 /* accepts per wake-up, so reads are not starved */
+
+static uint64_t tag_of(const struct worker *w, const struct conn *c)
+{
+    return TAG_CONN0 + (uint64_t)(c - w->conns);
+}
+
+static void watch(struct worker *w, struct conn *c, uint32_t events)
+{
+    if (c->events != events) {
+        c->events = events;
+        sys_epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, events, tag_of(w, c));
+    }
+}
+
+static int ep_init(struct worker *w)
+{
+    w->epfd = sys_epoll_create();
+    if (w->epfd < 0)
+        return w->epfd;
+    return sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, EPOLLIN, TAG_SIGNAL);
+}
+
+static void ep_listen(struct worker *w, bool on)
+{
+    sys_epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->listen_fd, EPOLLIN, TAG_LISTENER);
+}
+
+static int ep_conn_start(struct worker *w, struct conn *c)
+{
+    c->events = EPOLLIN;
+    return sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, EPOLLIN, tag_of(w, c));
+}
+
+static void ep_want_read(struct worker *w, struct conn *c)
+{
+    watch(w, c, EPOLLIN);
+}
+
+static void ep_want_write(struct worker *w, struct conn *c)
+{
+    watch(w, c, EPOLLOUT);
+}
+
+static ssize_t ep_send(struct worker *w, struct conn *c, bool more)
+{
+    ssize_t n = sys_sendv(c->fd, c->iov + c->iov_at, c->niov - c->iov_at, more);
+    if (n == -EAGAIN)
+        watch(w, c, EPOLLOUT); /* conn_writable() when there is room */
+    return n;
+}
+
+static bool ep_close(struct worker *w, struct conn *c)
+{
+    (void)w;
+    sys_close(c->fd); /* also leaves the epoll set */
+    return true;
+}
+
+static void accept_batch(struct worker *w)
+{
+    for (int i = 0; i < ACCEPT_BATCH && w->listening; i++) {
+        struct sockaddr_storage peer;
+        int fd = sys_accept(w->listen_fd, &peer);
+        if (fd == -EAGAIN)
+            return;
+        if (fd == -EINTR || fd == -ECONNABORTED)
+            continue;
+        if (fd < 0) {
+            worker_accept_failed(w, fd);
+            return;
+        }
+        worker_accepted(w, fd, &peer);
+    }
+}
+
+/* Readiness for reading: the bytes go to the slot, or, while lingering,
+ * nowhere (up to 16 KiB a wake-up). */
+static void readable(struct worker *w, struct conn *c)
+{
+    if (c->state == CONN_LINGER) {
+        char sink[4096];
+        ssize_t n = 0;
+        for (int i = 0; i < 4; i++) {
+            n = sys_recv(c->fd, sink, sizeof sink);
+            if (n <= 0)
+                break;
+        }
+        conn_received(w, c, n);
+        return;
+    }
+    size_t room;
+    char *p = conn_recv_buffer(w, c, &room);
+    conn_received(w, c, sys_recv(c->fd, p, room));
+}
+
+static void dispatch(struct worker *w, struct conn *c, uint32_t events)
+{
+    switch (c->state) {
+    case CONN_READ:
+    case CONN_LINGER:
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            readable(w, c);
+        break;
+    case CONN_WRITE:
+        if (events & (EPOLLERR | EPOLLHUP))
+            conn_close(w, c, CLOSE_ERROR);
+        else if (events & EPOLLOUT)
+            conn_writable(w, c);
+        break;
+    default: break;
+    }
+}
+
+static void ep_wait(struct worker *w, int timeout_ms)
+{
+    struct epoll_event ev[EVENTS_MAX];
+    int n = sys_epoll_wait(w->epfd, ev, EVENTS_MAX, timeout_ms, NULL);
+    worker_update_clock(w);
+    for (int i = 0; i < n && !w->exit_now; i++) {
+        uint64_t tag = ev[i].data.u64;
+        if (tag == TAG_LISTENER) {
+            accept_batch(w);
+        } else if (tag == TAG_SIGNAL) {
+            int sig;
+            while ((sig = sys_signalfd_read(w->sigfd)) > 0)
+                worker_signal(w, sig);
+        } else {
+            struct conn *c = &w->conns[tag - TAG_CONN0];
+            if (c->state != CONN_FREE && c->state != CONN_CLOSING)
+                dispatch(w, c, ev[i].events);
+        }
+    }
+}
+
+const struct loop_ops loop_epoll = {
+    .name = "epoll",
+    .init = ep_init,
+    .wait = ep_wait,
+    .listen = ep_listen,
+    .conn_start = ep_conn_start,
+    .want_read = ep_want_read,
+    .want_write = ep_want_write,
+    .send = ep_send,
+    .close = ep_close,
+};

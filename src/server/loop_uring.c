@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop_uring.c - the io_uring backend (liburing). One ring per worker, set up
+ * with SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them (6.1), so
+ * completions run only when the worker waits: one io_uring_enter per loop
+ * iteration submits everything queued and reaps what completed.
+ *
+ * - Accept: one multishot accept on the worker's listener (5.19), cancelled
+ *   at --max-conns or on drain, armed again when a slot frees.
+ * - Receive: a single-shot recv per wait for bytes, with the buffer chosen by
+ *   the kernel from a provided-buffer ring (5.19) only when data arrives, so
+ *   an idle keep-alive connection pins no buffer; the bytes are copied into
+ *   the connection's slot and the buffer goes straight back to the ring.
+ *   (Multishot recv would keep receiving while a response is in flight, with
+ *   nowhere bounded to put the bytes; a single-shot recv costs one SQE and no
+ *   extra system call, since all SQEs of an iteration go in one enter.)
+ * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
+ *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
+ *   the socket is full a POLL_ADD waits for room.
+ * - Close: a connection with an operation in flight is cancelled and freed
+ *   only when its last completion arrives: a send still reads its memory.
+ * - Signals: a read of the signalfd, re-armed after each.
+ */
+#include "server/loop.h"
+#include "server/server.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+
+#define RING_ENTRIES 1024
+#define BUF_COUNT    256  /* provided buffers: a batch of completions' worth */
+#define BUF_SIZE     4096 /* a typical request head fits one */
+#define BUF_GROUP    1
+#define BATCH        256
+
+/* user_data: connection index << 8 | kind */
+enum kind {
+    K_ACCEPT = 1,
+    K_SIGNAL,
+    K_IGNORE, /* cancellations: their own completion says nothing */
+    K_RECV,
+    K_SEND,
+    K_POLL,
+};
+
+/* In-flight operations of a connection, kept in c->events. */
+#define IN_RECV 1u
+#define IN_SEND 2u
+#define IN_POLL 4u
+
+struct uring {
+    struct io_uring ring;
+    struct io_uring_buf_ring *br;
+    char *bufs;
+    struct msghdr *msgs; /* one per connection: a sendmsg's header lives on */
+    struct signalfd_siginfo sig;
+    bool accepting;      /* a multishot accept is armed */
+    uint32_t accept_gen; /* tells the armed accept's completions from older ones */
+};
+
+static struct uring *state(struct worker *w)
+{
+    return w->loop_state;
+}
+
+static uint64_t ud_conn(const struct worker *w, const struct conn *c, enum kind k)
+{
+    return ((uint64_t)(c - w->conns) << 8) | k;
+}
+
+/* An SQE; when the queue is full, what is queued goes in first. */
+static struct io_uring_sqe *sqe_get(struct uring *u)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+    if (!sqe) {
+        io_uring_submit(&u->ring);
+        sqe = io_uring_get_sqe(&u->ring);
+    }
+    PITH_ASSERT(sqe != NULL);
+    return sqe;
+}
+
+static void buf_recycle(struct uring *u, unsigned bid)
+{
+    io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
+                          io_uring_buf_ring_mask(BUF_COUNT), 0);
+    io_uring_buf_ring_advance(u->br, 1);
+}
+
+static void arm_signal(struct worker *w)
+{
+    struct uring *u = state(w);
+    struct io_uring_sqe *sqe = sqe_get(u);
+    io_uring_prep_read(sqe, w->sigfd, &u->sig, sizeof u->sig, 0);
+    io_uring_sqe_set_data64(sqe, K_SIGNAL);
+}
+
+static int setup_ring(struct io_uring *ring)
+{
+    struct io_uring_params p;
+    memset(&p, 0, sizeof p);
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    int r = io_uring_queue_init_params(RING_ENTRIES, ring, &p);
+    if (r == -EINVAL) { /* before 6.1: no DEFER_TASKRUN */
+        memset(&p, 0, sizeof p);
+        r = io_uring_queue_init_params(RING_ENTRIES, ring, &p);
+    }
+    return r;
+}
+
+static int setup_buffers(struct uring *u)
+{
+    size_t ring_bytes = BUF_COUNT * sizeof(struct io_uring_buf);
+    u->br = sys_map(ring_bytes);
+    u->bufs = sys_map((size_t)BUF_COUNT * BUF_SIZE);
+    if (!u->br || !u->bufs)
+        return -ENOMEM;
+    struct io_uring_buf_reg reg = {
+        .ring_addr = (unsigned long)u->br, .ring_entries = BUF_COUNT, .bgid = BUF_GROUP};
+    int r = io_uring_register_buf_ring(&u->ring, &reg, 0);
+    if (r < 0)
+        return r;
+    io_uring_buf_ring_init(u->br);
+    for (unsigned i = 0; i < BUF_COUNT; i++)
+        io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * BUF_SIZE, BUF_SIZE, (unsigned short)i,
+                              io_uring_buf_ring_mask(BUF_COUNT), (int)i);
+    io_uring_buf_ring_advance(u->br, BUF_COUNT);
+    return 0;
+}
+
+static int ur_init(struct worker *w)
+{
+    struct uring *u = sys_map(sizeof *u);
+    if (!u)
+        return -ENOMEM;
+    w->loop_state = u;
+    u->msgs = sys_map((size_t)w->nconns * sizeof *u->msgs);
+    if (!u->msgs)
+        return -ENOMEM;
+    int r = setup_ring(&u->ring);
+    if (r < 0)
+        return r;
+    r = setup_buffers(u);
+    if (r < 0)
+        return r;
+    arm_signal(w);
+    return 0;
+}
+
+static uint64_t ud_accept(const struct uring *u)
+{
+    return ((uint64_t)u->accept_gen << 8) | K_ACCEPT;
+}
+
+static void ur_listen(struct worker *w, bool on)
+{
+    struct uring *u = state(w);
+    if (on == u->accepting)
+        return;
+    struct io_uring_sqe *sqe = sqe_get(u);
+    if (on) {
+        u->accept_gen++;
+        io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        io_uring_sqe_set_data64(sqe, ud_accept(u));
+    } else {
+        io_uring_prep_cancel64(sqe, ud_accept(u), IORING_ASYNC_CANCEL_ALL);
+        io_uring_sqe_set_data64(sqe, K_IGNORE);
+    }
+    u->accepting = on;
+}
+
+static int ur_conn_start(struct worker *w, struct conn *c)
+{
+    (void)w;
+    c->events = 0;
+    return 0;
+}
+
+static void ur_want_read(struct worker *w, struct conn *c)
+{
+    if (c->events & IN_RECV)
+        return;
+    size_t room = BUF_SIZE;
+    if (c->state == CONN_READ && c->slot) {
+        room = POOL_IN_SIZE - c->in_len;
+        if (room > BUF_SIZE)
+            room = BUF_SIZE;
+    }
+    /* The kernel picks the buffer when bytes arrive; at most `room`, so
+     * they always fit the slot. */
+    struct io_uring_sqe *sqe = sqe_get(state(w));
+    io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BUF_GROUP;
+    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_RECV));
+    c->events |= IN_RECV;
+}
+
+static void ur_want_write(struct worker *w, struct conn *c)
+{
+    if (c->events & IN_POLL)
+        return;
+    struct io_uring_sqe *sqe = sqe_get(state(w));
+    io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_POLL));
+    c->events |= IN_POLL;
+}
+
+static ssize_t ur_send(struct worker *w, struct conn *c, bool more)
+{
+    struct uring *u = state(w);
+    PITH_ASSERT(!(c->events & IN_SEND));
+    struct msghdr *m = &u->msgs[c - w->conns];
+    memset(m, 0, sizeof *m);
+    m->msg_iov = c->iov + c->iov_at;
+    m->msg_iovlen = (size_t)(c->niov - c->iov_at);
+    struct io_uring_sqe *sqe = sqe_get(u);
+    io_uring_prep_sendmsg(sqe, c->fd, m, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
+    c->events |= IN_SEND;
+    return -EAGAIN; /* conn_sent() with the result */
+}
+
+static void cancel(struct worker *w, struct conn *c, enum kind k)
+{
+    struct io_uring_sqe *sqe = sqe_get(state(w));
+    io_uring_prep_cancel64(sqe, ud_conn(w, c, k), 0);
+    io_uring_sqe_set_data64(sqe, K_IGNORE);
+}
+
+static bool ur_close(struct worker *w, struct conn *c)
+{
+    sys_close(c->fd);
+    if (c->events & IN_RECV)
+        cancel(w, c, K_RECV);
+    if (c->events & IN_SEND)
+        cancel(w, c, K_SEND);
+    if (c->events & IN_POLL)
+        cancel(w, c, K_POLL);
+    return c->events == 0;
+}
+
+/* ---- completions ------------------------------------------------------------------------ */
+
+struct completion {
+    uint64_t ud;
+    int32_t res;
+    uint32_t flags;
+};
+
+static void on_accept(struct worker *w, const struct completion *e)
+{
+    struct uring *u = state(w);
+    bool current = e->ud == ud_accept(u);
+    if (current && !(e->flags & IORING_CQE_F_MORE))
+        u->accepting = false; /* the multishot ended (an error, or cancelled) */
+    if (e->res >= 0) {
+        worker_accepted(w, e->res, NULL);
+    } else if (e->res != -ECANCELED) {
+        worker_accept_failed(w, e->res);
+        return;
+    }
+    if (current && !u->accepting && w->listening)
+        ur_listen(w, true); /* ended on its own while we still listen */
+}
+
+static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
+{
+    struct uring *u = state(w);
+    c->events &= ~IN_RECV;
+    ssize_t n = e->res;
+    const char *data = NULL;
+    unsigned bid = 0;
+    if (e->flags & IORING_CQE_F_BUFFER) {
+        bid = e->flags >> IORING_CQE_BUFFER_SHIFT;
+        data = u->bufs + (size_t)bid * BUF_SIZE;
+    }
+    if (c->state == CONN_READ && n > 0) {
+        size_t room;
+        char *dst = conn_recv_buffer(w, c, &room);
+        PITH_ASSERT((size_t)n <= room && data != NULL);
+        memcpy(dst, data, (size_t)n);
+    }
+    if (data)
+        buf_recycle(u, bid); /* at once: idle connections pin no buffer */
+    if (c->state == CONN_CLOSING)
+        return;
+    if (n == -ENOBUFS || n == -ECANCELED)
+        n = -EAGAIN; /* the ring ran dry for a moment: ask again */
+    conn_received(w, c, n);
+}
+
+static void on_conn(struct worker *w, const struct completion *e)
+{
+    struct conn *c = &w->conns[e->ud >> 8];
+    switch ((enum kind)(e->ud & 0xff)) {
+    case K_RECV: on_recv(w, c, e); break;
+    case K_SEND:
+        c->events &= ~IN_SEND;
+        if (c->state != CONN_CLOSING)
+            conn_sent(w, c, e->res);
+        break;
+    case K_POLL:
+        c->events &= ~IN_POLL;
+        if (c->state == CONN_CLOSING)
+            break;
+        if (e->res < 0 && e->res != -ECANCELED)
+            conn_close(w, c, CLOSE_ERROR);
+        else
+            conn_writable(w, c);
+        break;
+    default: break;
+    }
+    if (c->state == CONN_CLOSING && c->events == 0)
+        conn_free(w, c);
+}
+
+static void dispatch(struct worker *w, const struct completion *e)
+{
+    switch ((enum kind)(e->ud & 0xff)) {
+    case K_ACCEPT: on_accept(w, e); break;
+    case K_SIGNAL:
+        if (e->res == (int32_t)sizeof(struct signalfd_siginfo))
+            worker_signal(w, (int)state(w)->sig.ssi_signo);
+        arm_signal(w);
+        break;
+    case K_IGNORE: break;
+    default: on_conn(w, e); break;
+    }
+}
+
+static void ur_wait(struct worker *w, int timeout_ms)
+{
+    struct uring *u = state(w);
+    struct io_uring_cqe *cqe;
+    struct __kernel_timespec ts = {timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000};
+    io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, timeout_ms >= 0 ? &ts : NULL, NULL);
+    worker_update_clock(w);
+    for (;;) {
+        /* Copy a batch out and hand the CQ slots back before dispatching:
+         * handlers queue new work, which may complete into them. */
+        struct io_uring_cqe *got[BATCH];
+        struct completion batch[BATCH];
+        unsigned n = io_uring_peek_batch_cqe(&u->ring, got, BATCH);
+        if (n == 0)
+            break;
+        for (unsigned i = 0; i < n; i++)
+            batch[i] = (struct completion){got[i]->user_data, got[i]->res, got[i]->flags};
+        io_uring_cq_advance(&u->ring, n);
+        for (unsigned i = 0; i < n && !w->exit_now; i++)
+            dispatch(w, &batch[i]);
+        if (n < BATCH)
+            break;
+    }
+}
+
+bool loop_uring_available(char *why, unsigned long cap)
+{
+    struct io_uring ring;
+    int r = setup_ring(&ring);
+    if (r < 0) {
+        snprintf(why, cap, "io_uring_setup: %s", strerrordesc_np(-r));
+        return false;
+    }
+    static const int ops[] = {IORING_OP_ACCEPT,   IORING_OP_RECV, IORING_OP_SENDMSG,
+                              IORING_OP_POLL_ADD, IORING_OP_READ, IORING_OP_ASYNC_CANCEL};
+    struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
+    bool ok = probe != NULL;
+    for (size_t i = 0; ok && i < sizeof ops / sizeof ops[0]; i++)
+        ok = io_uring_opcode_supported(probe, ops[i]);
+    if (probe)
+        io_uring_free_probe(probe);
+    if (!ok) {
+        snprintf(why, cap, "the kernel lacks an io_uring operation pith needs");
+        io_uring_queue_exit(&ring);
+        return false;
+    }
+    /* Provided-buffer rings and multishot accept came together in 5.19. */
+    struct uring probe_state = {.ring = ring};
+    r = setup_buffers(&probe_state);
+    sys_unmap(probe_state.br, BUF_COUNT * sizeof(struct io_uring_buf));
+    sys_unmap(probe_state.bufs, (size_t)BUF_COUNT * BUF_SIZE);
+    io_uring_queue_exit(&ring);
+    if (r < 0) {
+        snprintf(why, cap, "no provided-buffer rings (Linux 5.19+): %s", strerrordesc_np(-r));
+        return false;
+    }
+    return true;
+}
+
+const struct loop_ops loop_uring = {
+    .name = "io_uring",
+    .init = ur_init,
+    .wait = ur_wait,
+    .listen = ur_listen,
+    .conn_start = ur_conn_start,
+    .want_read = ur_want_read,
+    .want_write = ur_want_write,
+    .send = ur_send,
+    .close = ur_close,
+};
