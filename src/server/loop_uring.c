@@ -7,13 +7,15 @@
  *
  * - Accept: one multishot accept on the worker's listener (5.19), cancelled
  *   at --max-conns or on drain, armed again when a slot frees.
- * - Receive: a single-shot recv per wait for bytes, with the buffer chosen by
- *   the kernel from a provided-buffer ring (5.19) only when data arrives, so
- *   an idle keep-alive connection pins no buffer; the bytes are copied into
- *   the connection's slot and the buffer goes straight back to the ring.
- *   (Multishot recv would keep receiving while a response is in flight, with
- *   nowhere bounded to put the bytes; a single-shot recv costs one SQE and no
- *   extra system call, since all SQEs of an iteration go in one enter.)
+ * - Receive: one multishot recv per connection (6.0), armed once and kept,
+ *   so the socket's poll is not armed again for every request; the kernel
+ *   takes a buffer from a provided-buffer ring (5.19) only when bytes
+ *   arrive, so an idle keep-alive connection pins no buffer. The bytes are
+ *   copied into the connection's slot and the buffer goes straight back.
+ *   Bytes that arrive while a response is in flight (pipelining) are added
+ *   to the slot; when it is full they are held (a few ring buffers) and the
+ *   multishot is cancelled until the connection catches up: the same
+ *   backpressure as epoll's, which stops reading.
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
  *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
  *   the socket is full a POLL_ADD waits for room.
@@ -37,6 +39,7 @@
 #define BUF_SIZE     4096 /* a typical request head fits one */
 #define BUF_GROUP    1
 #define BATCH        256
+#define HELD_MAX     8 /* ring buffers a connection may hold while its slot is full */
 
 /* user_data: connection index << 8 | kind */
 enum kind {
@@ -53,11 +56,26 @@ enum kind {
 #define IN_SEND 2u
 #define IN_POLL 4u
 
+/* Per connection: a sendmsg's header (it must live until the completion)
+ * and received bytes not yet taken by the connection. */
+struct uconn {
+    struct msghdr msg;
+    uint16_t held_bid[HELD_MAX];
+    uint16_t held_len[HELD_MAX];
+    uint16_t held_off; /* bytes of held_bid[0] already taken */
+    uint8_t nheld;
+    bool end;      /* the stream ended (EOF or error) after the held bytes */
+    int32_t end_n; /* 0: EOF, < 0: -errno */
+    bool ready;    /* on the ready list */
+};
+
 struct uring {
     struct io_uring ring;
     struct io_uring_buf_ring *br;
     char *bufs;
-    struct msghdr *msgs; /* one per connection: a sendmsg's header lives on */
+    struct uconn *uc; /* one per connection */
+    uint32_t *ready;  /* connections with held bytes to hand over */
+    uint32_t nready;
     struct signalfd_siginfo sig;
     bool accepting;      /* a multishot accept is armed */
     uint32_t accept_gen; /* tells the armed accept's completions from older ones */
@@ -139,8 +157,9 @@ static int ur_init(struct worker *w)
     if (!u)
         return -ENOMEM;
     w->loop_state = u;
-    u->msgs = sys_map((size_t)w->nconns * sizeof *u->msgs);
-    if (!u->msgs)
+    u->uc = sys_map((size_t)w->nconns * sizeof *u->uc);
+    u->ready = sys_map((size_t)w->nconns * sizeof *u->ready);
+    if (!u->uc || !u->ready)
         return -ENOMEM;
     int r = setup_ring(&u->ring);
     if (r < 0)
@@ -174,31 +193,47 @@ static void ur_listen(struct worker *w, bool on)
     u->accepting = on;
 }
 
+static struct uconn *uconn(struct worker *w, const struct conn *c)
+{
+    return &state(w)->uc[c - w->conns];
+}
+
 static int ur_conn_start(struct worker *w, struct conn *c)
 {
-    (void)w;
     c->events = 0;
+    struct uconn *uc = uconn(w, c);
+    uc->nheld = 0;
+    uc->held_off = 0;
+    uc->end = false;
+    uc->ready = false;
     return 0;
 }
 
-static void ur_want_read(struct worker *w, struct conn *c)
+static void arm_recv(struct worker *w, struct conn *c)
 {
-    if (c->events & IN_RECV)
-        return;
-    size_t room = BUF_SIZE;
-    if (c->state == CONN_READ && c->slot) {
-        room = POOL_IN_SIZE - c->in_len;
-        if (room > BUF_SIZE)
-            room = BUF_SIZE;
-    }
-    /* The kernel picks the buffer when bytes arrive; at most `room`, so
-     * they always fit the slot. */
+    /* len 0: each completion takes one whole ring buffer */
     struct io_uring_sqe *sqe = sqe_get(state(w));
-    io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
+    io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BUF_GROUP;
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_RECV));
     c->events |= IN_RECV;
+}
+
+static void ur_want_read(struct worker *w, struct conn *c)
+{
+    struct uconn *uc = uconn(w, c);
+    if (uc->nheld || uc->end) {
+        /* Bytes (or the end) are waiting: hand them over after the
+         * current completion, not from inside the caller. */
+        if (!uc->ready) {
+            uc->ready = true;
+            state(w)->ready[state(w)->nready++] = (uint32_t)(c - w->conns);
+        }
+        return;
+    }
+    if (!(c->events & IN_RECV))
+        arm_recv(w, c);
 }
 
 static void ur_want_write(struct worker *w, struct conn *c)
@@ -215,7 +250,7 @@ static ssize_t ur_send(struct worker *w, struct conn *c, bool more)
 {
     struct uring *u = state(w);
     PITH_ASSERT(!(c->events & IN_SEND));
-    struct msghdr *m = &u->msgs[c - w->conns];
+    struct msghdr *m = &u->uc[c - w->conns].msg;
     memset(m, 0, sizeof *m);
     m->msg_iov = c->iov + c->iov_at;
     m->msg_iovlen = (size_t)(c->niov - c->iov_at);
@@ -233,9 +268,18 @@ static void cancel(struct worker *w, struct conn *c, enum kind k)
     io_uring_sqe_set_data64(sqe, K_IGNORE);
 }
 
+static void drop_held(struct uring *u, struct uconn *uc)
+{
+    for (unsigned i = 0; i < uc->nheld; i++)
+        buf_recycle(u, uc->held_bid[i]);
+    uc->nheld = 0;
+    uc->held_off = 0;
+}
+
 static bool ur_close(struct worker *w, struct conn *c)
 {
     sys_close(c->fd);
+    drop_held(state(w), uconn(w, c));
     if (c->events & IN_RECV)
         cancel(w, c, K_RECV);
     if (c->events & IN_SEND)
@@ -269,30 +313,131 @@ static void on_accept(struct worker *w, const struct completion *e)
         ur_listen(w, true); /* ended on its own while we still listen */
 }
 
+/* Keeps a ring buffer for later; the first one also stops the multishot,
+ * so the client waits for us (backpressure) instead of filling the ring. */
+static bool hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
+{
+    struct uconn *uc = uconn(w, c);
+    if (uc->nheld == HELD_MAX)
+        return false;
+    if (uc->nheld == 0 && (c->events & IN_RECV))
+        cancel(w, c, K_RECV);
+    uc->held_bid[uc->nheld] = (uint16_t)bid;
+    uc->held_len[uc->nheld] = (uint16_t)n;
+    uc->nheld++;
+    return true;
+}
+
+/* Bytes that arrived; returns false when the connection was closed. */
+static bool take_bytes(struct worker *w, struct conn *c, const char *data, unsigned bid, size_t n)
+{
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    if (c->state == CONN_LINGER) {
+        buf_recycle(u, bid); /* dropped, as epoll drops them */
+        return true;
+    }
+    size_t room = 0;
+    if (uc->nheld == 0 && c->state == CONN_READ)
+        conn_recv_buffer(w, c, &room);
+    else if (uc->nheld == 0 && c->state == CONN_WRITE && c->slot)
+        room = POOL_IN_SIZE - c->in_len;
+    if (n <= room) {
+        memcpy(conn_in(c) + c->in_len, data, n);
+        buf_recycle(u, bid); /* at once: idle connections pin no buffer */
+        if (c->state == CONN_READ)
+            conn_received(w, c, (ssize_t)n);
+        else
+            c->in_len += (uint32_t)n; /* pipelined: read when this response ends */
+        return true;
+    }
+    if (hold(w, c, bid, n))
+        return true;
+    buf_recycle(u, bid);
+    conn_close(w, c, CLOSE_ERROR); /* kept sending without reading answers */
+    return false;
+}
+
 static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
 {
     struct uring *u = state(w);
-    c->events &= ~IN_RECV;
+    if (!(e->flags & IORING_CQE_F_MORE))
+        c->events &= ~IN_RECV; /* the multishot ended */
     ssize_t n = e->res;
-    const char *data = NULL;
-    unsigned bid = 0;
     if (e->flags & IORING_CQE_F_BUFFER) {
-        bid = e->flags >> IORING_CQE_BUFFER_SHIFT;
-        data = u->bufs + (size_t)bid * BUF_SIZE;
+        unsigned bid = e->flags >> IORING_CQE_BUFFER_SHIFT;
+        if (c->state == CONN_CLOSING || n <= 0)
+            buf_recycle(u, bid);
+        else if (!take_bytes(w, c, u->bufs + (size_t)bid * BUF_SIZE, bid, (size_t)n))
+            return;
     }
-    if (c->state == CONN_READ && n > 0) {
-        size_t room;
-        char *dst = conn_recv_buffer(w, c, &room);
-        PITH_ASSERT((size_t)n <= room && data != NULL);
-        memcpy(dst, data, (size_t)n);
-    }
-    if (data)
-        buf_recycle(u, bid); /* at once: idle connections pin no buffer */
     if (c->state == CONN_CLOSING)
         return;
-    if (n == -ENOBUFS || n == -ECANCELED)
-        n = -EAGAIN; /* the ring ran dry for a moment: ask again */
-    conn_received(w, c, n);
+    struct uconn *uc = uconn(w, c);
+    if (n == 0 || (n < 0 && n != -ENOBUFS && n != -ECANCELED)) {
+        /* The end of the stream: now, or after the held bytes. */
+        uc->end = true;
+        uc->end_n = (int32_t)n;
+    }
+    /* Still waiting for bytes and nothing armed (ENOBUFS, or just ended):
+     * carry on. */
+    if (c->state == CONN_READ || c->state == CONN_LINGER)
+        if (uc->end || !(c->events & IN_RECV))
+            ur_want_read(w, c);
+}
+
+/* Hands held bytes (and then the end of the stream) to a connection that
+ * waits for them. */
+static void deliver(struct worker *w, struct conn *c)
+{
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    uc->ready = false;
+    if (c->state == CONN_LINGER) {
+        drop_held(u, uc);
+    } else if (c->state == CONN_READ && uc->nheld) {
+        size_t room, total = 0;
+        char *dst = conn_recv_buffer(w, c, &room);
+        while (uc->nheld) {
+            size_t left = uc->held_len[0] - uc->held_off;
+            size_t k = left < room - total ? left : room - total;
+            memcpy(dst + total, u->bufs + (size_t)uc->held_bid[0] * BUF_SIZE + uc->held_off, k);
+            total += k;
+            uc->held_off = (uint16_t)(uc->held_off + k);
+            if (uc->held_off < uc->held_len[0])
+                break; /* the slot is full */
+            buf_recycle(u, uc->held_bid[0]);
+            memmove(uc->held_bid, uc->held_bid + 1,
+                    (size_t)(uc->nheld - 1) * sizeof uc->held_bid[0]);
+            memmove(uc->held_len, uc->held_len + 1,
+                    (size_t)(uc->nheld - 1) * sizeof uc->held_len[0]);
+            uc->nheld--;
+            uc->held_off = 0;
+        }
+        conn_received(w, c, (ssize_t)total);
+        return;
+    } else if (c->state != CONN_READ) {
+        return; /* asked again when it waits for bytes */
+    }
+    if (uc->nheld == 0 && uc->end) {
+        uc->end = false;
+        conn_received(w, c, uc->end_n);
+        return;
+    }
+    if (!(c->events & IN_RECV) && uc->nheld == 0)
+        arm_recv(w, c);
+}
+
+static void deliver_ready(struct worker *w)
+{
+    struct uring *u = state(w);
+    while (u->nready) {
+        struct conn *c = &w->conns[u->ready[--u->nready]];
+        if (c->state != CONN_FREE && c->state != CONN_CLOSING)
+            deliver(w, c);
+        else
+            uconn(w, c)->ready = false;
+    }
 }
 
 static void on_conn(struct worker *w, const struct completion *e)
@@ -352,8 +497,10 @@ static void ur_wait(struct worker *w, int timeout_ms)
         for (unsigned i = 0; i < n; i++)
             batch[i] = (struct completion){got[i]->user_data, got[i]->res, got[i]->flags};
         io_uring_cq_advance(&u->ring, n);
-        for (unsigned i = 0; i < n && !w->exit_now; i++)
+        for (unsigned i = 0; i < n && !w->exit_now; i++) {
             dispatch(w, &batch[i]);
+            deliver_ready(w);
+        }
         if (n < BATCH)
             break;
     }
