@@ -35,11 +35,14 @@
 #include <sys/signalfd.h>
 
 #define RING_ENTRIES 1024
-#define BUF_COUNT    256  /* provided buffers: a batch of completions' worth */
+#define BUF_COUNT    512  /* provided buffers: a batch of completions' worth */
 #define BUF_SIZE     4096 /* a typical request head fits one */
 #define BUF_GROUP    1
 #define BATCH        256
-#define HELD_MAX     8 /* ring buffers a connection may hold while its slot is full */
+/* Ring buffers one connection may hold while its slot is full: what the
+ * kernel can post for it before the cancel of its multishot takes effect
+ * (one wake-up's worth of retries, 32 completions at most in 6.x). */
+#define HELD_MAX 64
 
 /* user_data: connection index << 8 | kind */
 enum kind {
@@ -67,6 +70,8 @@ struct uconn {
     bool end;      /* the stream ended (EOF or error) after the held bytes */
     int32_t end_n; /* 0: EOF, < 0: -errno */
     bool ready;    /* on the ready list */
+    bool starved;  /* on the starved list */
+    bool single;   /* pipelining seen: single-shot receives, sized to the room */
 };
 
 struct uring {
@@ -76,6 +81,9 @@ struct uring {
     struct uconn *uc; /* one per connection */
     uint32_t *ready;  /* connections with held bytes to hand over */
     uint32_t nready;
+    uint32_t *starved; /* connections waiting for a free ring buffer */
+    uint32_t nstarved;
+    uint32_t nfree; /* ring buffers the kernel can use now */
     struct signalfd_siginfo sig;
     bool accepting;      /* a multishot accept is armed */
     uint32_t accept_gen; /* tells the armed accept's completions from older ones */
@@ -105,6 +113,7 @@ static struct io_uring_sqe *sqe_get(struct uring *u)
 
 static void buf_recycle(struct uring *u, unsigned bid)
 {
+    u->nfree++;
     io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
                           io_uring_buf_ring_mask(BUF_COUNT), 0);
     io_uring_buf_ring_advance(u->br, 1);
@@ -148,6 +157,7 @@ static int setup_buffers(struct uring *u)
         io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * BUF_SIZE, BUF_SIZE, (unsigned short)i,
                               io_uring_buf_ring_mask(BUF_COUNT), (int)i);
     io_uring_buf_ring_advance(u->br, BUF_COUNT);
+    u->nfree = BUF_COUNT;
     return 0;
 }
 
@@ -159,7 +169,8 @@ static int ur_init(struct worker *w)
     w->loop_state = u;
     u->uc = sys_map((size_t)w->nconns * sizeof *u->uc);
     u->ready = sys_map((size_t)w->nconns * sizeof *u->ready);
-    if (!u->uc || !u->ready)
+    u->starved = sys_map((size_t)w->nconns * sizeof *u->starved);
+    if (!u->uc || !u->ready || !u->starved)
         return -ENOMEM;
     int r = setup_ring(&u->ring);
     if (r < 0)
@@ -206,14 +217,25 @@ static int ur_conn_start(struct worker *w, struct conn *c)
     uc->held_off = 0;
     uc->end = false;
     uc->ready = false;
+    uc->starved = false;
+    uc->single = false;
     return 0;
 }
 
 static void arm_recv(struct worker *w, struct conn *c)
 {
-    /* len 0: each completion takes one whole ring buffer */
     struct io_uring_sqe *sqe = sqe_get(state(w));
-    io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+    if (uconn(w, c)->single) {
+        /* A pipelining client: receive only what the slot has room for,
+         * when it has room, so TCP flow control holds the rest back. */
+        size_t room = BUF_SIZE;
+        if (c->state == CONN_READ && c->slot && POOL_IN_SIZE - c->in_len < room)
+            room = POOL_IN_SIZE - c->in_len;
+        io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
+    } else {
+        /* len 0: each completion takes one whole ring buffer */
+        io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+    }
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BUF_GROUP;
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_RECV));
@@ -232,8 +254,18 @@ static void ur_want_read(struct worker *w, struct conn *c)
         }
         return;
     }
-    if (!(c->events & IN_RECV))
-        arm_recv(w, c);
+    if (c->events & IN_RECV)
+        return;
+    if (state(w)->nfree == 0) {
+        /* Every ring buffer is taken: arming now would only fail with
+         * ENOBUFS; wait for one to come back. */
+        if (!uc->starved) {
+            uc->starved = true;
+            state(w)->starved[state(w)->nstarved++] = (uint32_t)(c - w->conns);
+        }
+        return;
+    }
+    arm_recv(w, c);
 }
 
 static void ur_want_write(struct worker *w, struct conn *c)
@@ -315,13 +347,26 @@ static void on_accept(struct worker *w, const struct completion *e)
 
 /* Keeps a ring buffer for later; the first one also stops the multishot,
  * so the client waits for us (backpressure) instead of filling the ring. */
+/* Bytes arrived while a response is in flight: the client pipelines. From
+ * now on it gets single-shot receives; the multishot goes at once (submitted
+ * now: with DEFER_TASKRUN nothing more is received before the next wait). */
+static void pipelining_seen(struct worker *w, struct conn *c)
+{
+    struct uconn *uc = uconn(w, c);
+    if (uc->single)
+        return;
+    uc->single = true;
+    if (c->events & IN_RECV) {
+        cancel(w, c, K_RECV);
+        io_uring_submit(&state(w)->ring);
+    }
+}
+
 static bool hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
 {
     struct uconn *uc = uconn(w, c);
     if (uc->nheld == HELD_MAX)
         return false;
-    if (uc->nheld == 0 && (c->events & IN_RECV))
-        cancel(w, c, K_RECV);
     uc->held_bid[uc->nheld] = (uint16_t)bid;
     uc->held_len[uc->nheld] = (uint16_t)n;
     uc->nheld++;
@@ -337,6 +382,8 @@ static bool take_bytes(struct worker *w, struct conn *c, const char *data, unsig
         buf_recycle(u, bid); /* dropped, as epoll drops them */
         return true;
     }
+    if (c->state != CONN_READ)
+        pipelining_seen(w, c);
     size_t room = 0;
     if (uc->nheld == 0 && c->state == CONN_READ)
         conn_recv_buffer(w, c, &room);
@@ -366,6 +413,7 @@ static void on_recv(struct worker *w, struct conn *c, const struct completion *e
     ssize_t n = e->res;
     if (e->flags & IORING_CQE_F_BUFFER) {
         unsigned bid = e->flags >> IORING_CQE_BUFFER_SHIFT;
+        u->nfree--;
         if (c->state == CONN_CLOSING || n <= 0)
             buf_recycle(u, bid);
         else if (!take_bytes(w, c, u->bufs + (size_t)bid * BUF_SIZE, bid, (size_t)n))
@@ -426,6 +474,19 @@ static void deliver(struct worker *w, struct conn *c)
     }
     if (!(c->events & IN_RECV) && uc->nheld == 0)
         arm_recv(w, c);
+}
+
+/* Connections that found the ring empty get a receive again once buffers
+ * are back. */
+static void feed_starved(struct worker *w)
+{
+    struct uring *u = state(w);
+    while (u->nstarved && u->nfree) {
+        struct conn *c = &w->conns[u->starved[--u->nstarved]];
+        uconn(w, c)->starved = false;
+        if ((c->state == CONN_READ || c->state == CONN_LINGER) && !(c->events & IN_RECV))
+            ur_want_read(w, c);
+    }
 }
 
 static void deliver_ready(struct worker *w)
@@ -501,6 +562,7 @@ static void ur_wait(struct worker *w, int timeout_ms)
             dispatch(w, &batch[i]);
             deliver_ready(w);
         }
+        feed_starved(w);
         if (n < BATCH)
             break;
     }

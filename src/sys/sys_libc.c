@@ -211,7 +211,14 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
     int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
+    /* pith reads nothing but request heads (at most ~24 KiB), so a small
+     * receive buffer, inherited by every accepted socket, costs nothing and
+     * bounds what a client can push at a worker before TCP flow control
+     * stops it (the io_uring backend holds what a multishot receive pulls
+     * in while a connection's buffer is full). The kernel doubles it. */
+    int rcvbuf = 32768;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) < 0 ||
         (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) ||
         (addr->ss_family == AF_INET6 &&
          setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0) ||
