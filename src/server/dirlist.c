@@ -48,10 +48,7 @@ void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_for
     bool chunked = c->log_minor == 1;
     if (!chunked)
         c->keep_alive = false; /* HTTP/1.0: the close ends the body */
-    struct buf b = buf_make(conn_out(c), POOL_OUT_SIZE);
-    respond_status_line(&b, 200);
-    respond_field(&b, "Date", span_make(w->date, DATE_IMF_LEN));
-    respond_field_cstr(&b, "Server", SERVER_NAME);
+    struct buf b = handler_head_begin(w, c, 200);
     respond_field_cstr(&b, "Content-Type",
                        f == LISTING_JSON ? "application/json; charset=utf-8"
                                          : "text/html; charset=utf-8");
@@ -63,7 +60,6 @@ void dirlist_start(struct worker *w, struct conn *c, int dirfd, enum listing_for
     if (!c->keep_alive || w->draining)
         respond_field_cstr(&b, "Connection", "close");
     respond_end_head(&b);
-    c->status = 200;
     c->head_left = (uint32_t)b.len;
     if (c->head_only) {
         sys_close(dirfd);

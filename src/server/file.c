@@ -15,17 +15,6 @@
 #include "server/server.h"
 #include "sys/sys.h"
 
-/* The status line, Date and Server: the only per-request bytes of a head. */
-static struct buf head_start(struct worker *w, struct conn *c, int status)
-{
-    struct buf b = buf_make(conn_out(c), POOL_OUT_SIZE);
-    respond_status_line(&b, status);
-    respond_field(&b, "Date", span_make(w->date, DATE_IMF_LEN));
-    respond_field_cstr(&b, "Server", SERVER_NAME);
-    c->status = status;
-    return b;
-}
-
 /* The head's last line(s), constant strings so they can be queued as is. */
 static struct span head_tail(struct worker *w, const struct conn *c)
 {
@@ -73,7 +62,7 @@ static void queue_bytes(struct conn *c, const struct fc_entry *e, int fd, uint64
 /* 200: the head from the entry as is, between Date/Server and the tail. */
 static void full_response(struct worker *w, struct conn *c, const struct fc_entry *e, int fd)
 {
-    struct buf b = head_start(w, c, 200);
+    struct buf b = handler_head_begin(w, c, 200);
     if (c->entry) {
         /* The entry outlives the response (it holds a reference). */
         struct span tail = head_tail(w, c);
@@ -91,7 +80,7 @@ static void full_response(struct worker *w, struct conn *c, const struct fc_entr
 
 static void not_modified(struct worker *w, struct conn *c, const struct fc_entry *e)
 {
-    struct buf b = head_start(w, c, 304);
+    struct buf b = handler_head_begin(w, c, 304);
     put_validators(&b, e, w->srv->cache_control);
     queue_head(w, c, &b);
 }
@@ -99,7 +88,7 @@ static void not_modified(struct worker *w, struct conn *c, const struct fc_entry
 static void single_range(struct worker *w, struct conn *c, const struct fc_entry *e, int fd,
                          const struct range *r)
 {
-    struct buf b = head_start(w, c, 206);
+    struct buf b = handler_head_begin(w, c, 206);
     respond_field(&b, "Content-Type", e->type);
     respond_field_u64(&b, "Content-Length", r->last - r->first + 1);
     buf_put_cstr(&b, "Content-Range: bytes ");
@@ -182,7 +171,7 @@ static void multi_range(struct worker *w, struct conn *c, const struct fc_entry 
     c->part_size = e->st.size;
     new_boundary(w, conn_dir(c) + RANGE_MAX * sizeof(struct range));
     struct multipart mp = part_frame(c);
-    struct buf b = head_start(w, c, 206);
+    struct buf b = handler_head_begin(w, c, 206);
     buf_put_cstr(&b, "Content-Type: multipart/byteranges; boundary=");
     buf_put_span(&b, mp.boundary);
     buf_put_cstr(&b, "\r\n");

@@ -20,7 +20,7 @@
 
 /* ---- response heads ---------------------------------------------------------------- */
 
-static struct buf head_begin(struct worker *w, struct conn *c, int status)
+struct buf handler_head_begin(struct worker *w, struct conn *c, int status)
 {
     struct buf b = buf_make(conn_out(c), POOL_OUT_SIZE);
     respond_status_line(&b, status);
@@ -46,7 +46,7 @@ static void head_end(struct worker *w, struct conn *c, struct buf *b)
 void handler_small(struct worker *w, struct conn *c, int status, const char *extra_name,
                    struct span extra_value, bool cacheable)
 {
-    struct buf b = head_begin(w, c, status);
+    struct buf b = handler_head_begin(w, c, status);
     respond_field_cstr(&b, "Content-Type", "text/html; charset=utf-8");
     respond_field_u64(&b, "Content-Length", respond_error_body_len(status));
     if (extra_name)
@@ -75,7 +75,7 @@ void handler_error(struct worker *w, struct conn *c, int status)
 
 static void options_response(struct worker *w, struct conn *c)
 {
-    struct buf b = head_begin(w, c, 204);
+    struct buf b = handler_head_begin(w, c, 204);
     respond_field_cstr(&b, "Allow", ALLOW);
     head_end(w, c, &b);
     conn_push_out(c, b.len);

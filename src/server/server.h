@@ -163,6 +163,9 @@ void conn_drain(struct worker *w, struct conn *c);
 /* handler.c: fill the response for a parsed head (or an error). */
 void handler_request(struct worker *w, struct conn *c);
 void handler_error(struct worker *w, struct conn *c, int status);
+/* Starts a response head in the slot's out region: the status line, Date
+ * and Server (the only per-request bytes of a head); records the status. */
+struct buf handler_head_begin(struct worker *w, struct conn *c, int status);
 /* A response with the small fixed HTML body and one optional extra field. */
 void handler_small(struct worker *w, struct conn *c, int status, const char *extra_name,
                    struct span extra_value, bool cacheable);
