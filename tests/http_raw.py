@@ -293,6 +293,19 @@ class Conn:
         self.close()
 
 
+def assert_no_more_bytes(c, wait=0.3):
+    """Nothing follows a response on the connection c (a Conn): no stray
+    body bytes, neither buffered nor arriving within `wait` seconds."""
+    assert c.buf == b"", "bytes after the response: %r" % c.buf[:200]
+    r, _, _ = select.select([c.sock], [], [], wait)
+    if r:
+        try:
+            data = c.sock.recv(65536, socket.MSG_PEEK)
+        except ConnectionResetError:
+            data = b""
+        assert data == b"", "bytes after the response: %r" % data[:200]
+
+
 def _b(x):
     return x if isinstance(x, bytes) else str(x).encode("utf-8")
 

@@ -11,7 +11,6 @@ served.
 """
 
 import os
-import select
 import socket
 import time
 
@@ -41,15 +40,6 @@ def _replace(path, data):
     os.rename(tmp, path)
 
 
-def _no_more_bytes(c, wait=0.2):
-    assert c.buf == b"", "bytes after the response: %r" % c.buf[:200]
-    r, _, _ = select.select([c.sock], [], [], wait)
-    if r:
-        try:
-            data = c.sock.recv(65536, socket.MSG_PEEK)
-        except ConnectionResetError:
-            data = b""
-        assert data == b"", "bytes after the response: %r" % data[:200]
 
 
 def _version_bytes(n, tag):
@@ -544,7 +534,7 @@ def test_cache_flags_serve_correctly(pith, root, flags):
             assert r.status == 404
             r = c.exchange("GET", "/small.txt/")
             assert r.status == 404
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
     def loop(n):
         with s.conn() as c:
             for _ in range(n):
@@ -661,7 +651,7 @@ def test_hot_loop_identical(server, docroot):
                 want = got
                 assert r.status == 200 and r.body == docroot.files["index.html"]
             assert got == want, "response %d differs: %r" % (i, got)
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
 
 
 def test_hot_loop_pipelined_identical(server, docroot):
@@ -675,4 +665,4 @@ def test_hot_loop_pipelined_identical(server, docroot):
             assert r.body == docroot.files["1k.bin"], i
             tags.add(r["ETag"])
         assert len(tags) == 1
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)

@@ -9,12 +9,12 @@ If-Modified-Since (GET/HEAD only); then Range.
 
 import os
 import re
-import select
-import socket
 import tempfile
 import time
 
 import pytest
+
+import http_raw
 
 from conftest import FIXED_MTIME
 from http_raw import IMF_FIXDATE_RE, parse_imf_fixdate
@@ -72,16 +72,6 @@ def _assert_412(r):
     assert int(r["Content-Length"]) == len(r.body)
 
 
-def _no_more_bytes(c, wait=0.3):
-    """Nothing follows a response on the connection (no stray body bytes)."""
-    assert c.buf == b"", "bytes after the response: %r" % c.buf[:200]
-    r, _, _ = select.select([c.sock], [], [], wait)
-    if r:
-        try:
-            data = c.sock.recv(65536, socket.MSG_PEEK)
-        except ConnectionResetError:
-            data = b""
-        assert data == b"", "bytes after the response: %r" % data[:200]
 
 
 def _exchange_304(server, method, headers, docroot=None):
@@ -91,7 +81,7 @@ def _exchange_304(server, method, headers, docroot=None):
         r = c.exchange(method, "/index.html", headers)
         assert r.status == 304, r
         assert r.body == b""
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
         r2 = c.exchange("GET", "/index.html")
         assert r2.status == 200, r2
         if docroot is not None:
@@ -145,7 +135,7 @@ def test_304_on_pipelined_requests(server, docroot):
             assert r.status == want, r
             if want == 200:
                 assert r.body == docroot.files["index.html"]
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
 
 
 def test_etag_differs_between_files_and_with_mtime(tmp_path, pith):

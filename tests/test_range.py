@@ -3,10 +3,10 @@
 multipart/byteranges with coalescing, the amplification limits, If-Range."""
 
 import re
-import select
-import socket
 
 import pytest
+
+import http_raw
 
 LM_FIXED = "Tue, 14 Nov 2023 22:13:20 GMT"  # index.html's mtime (conftest FIXED_MTIME)
 BOUNDARY_RE = re.compile(r'^multipart/byteranges;\s*boundary=("?)([^";]+)\1$', re.I)
@@ -43,15 +43,6 @@ def _assert_416(r, size):
     assert "Cache-Control" not in r, r.head_text()
 
 
-def _no_more_bytes(c, wait=0.2):
-    assert c.buf == b"", "bytes after the response: %r" % c.buf[:200]
-    r, _, _ = select.select([c.sock], [], [], wait)
-    if r:
-        try:
-            data = c.sock.recv(65536, socket.MSG_PEEK)
-        except ConnectionResetError:
-            data = b""
-        assert data == b"", "bytes after the response: %r" % data[:200]
 
 
 def parse_multipart(r, data, part_type):
@@ -221,7 +212,7 @@ def test_single_range_keepalive_continues(server, files):
         _assert_206(r, files["big.bin"], 3000000, 3000009)
         r = c.exchange("GET", "/1k.bin")
         _assert_full(r, files["1k.bin"])
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
 
 
 # -- 416 ------------------------------------------------------------------------------
@@ -252,7 +243,7 @@ def test_416_keeps_connection(server, files):
         _assert_416(r, 1024)
         r = c.exchange("GET", "/1k.bin", {"Range": "bytes=0-1"})
         _assert_206(r, files["1k.bin"], 0, 1)
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
 
 
 def test_satisfiable_part_wins_over_unsatisfiable(server, files):
@@ -283,7 +274,7 @@ def test_head_with_range_is_full(server, files):
         assert r.status == 200, r
         assert r["Content-Length"] == str(len(files["big.bin"]))
         assert r.body == b""
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
         r = c.exchange("GET", "/1k.bin")
         _assert_full(r, files["1k.bin"])
 
@@ -389,7 +380,7 @@ def test_multipart_keepalive_and_pipelining(server, files):
         assert parts == [(0, 9), (len(big) - 10, len(big) - 1)]
         _assert_full(c.read_response(), data)
         parse_multipart(c.read_response(), data, OCTET)
-        _no_more_bytes(c)
+        http_raw.assert_no_more_bytes(c)
 
 
 @pytest.mark.parametrize("spec,first,last", [

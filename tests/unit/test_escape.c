@@ -316,25 +316,6 @@ static bool decode_log(const char *p, size_t n, char *out, size_t *on)
     return true;
 }
 
-/* Length of a valid UTF-8 sequence at p (RFC 3629 table), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c >= 0xc2 && c <= 0xdf)
-        return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80
-                   ? 4
-                   : 0;
-    }
-    return 0;
-}
-
 /* A JSON string body (RFC 8259 §7) that is valid UTF-8; \u00XX read back
  * as the byte XX (escape.h's rule for controls and bad bytes). */
 static bool decode_json(const char *p, size_t n, char *out, size_t *on)
@@ -358,7 +339,7 @@ static bool decode_json(const char *p, size_t n, char *out, size_t *on)
         } else if (u[i] < 0x80) {
             out[(*on)++] = p[i++];
         } else {
-            size_t k = utf8_len(u + i, n - i);
+            size_t k = unit_utf8_len(u + i, n - i);
             if (k == 0)
                 return false; /* raw bytes must be valid UTF-8 */
             memcpy(out + *on, p + i, k);

@@ -222,25 +222,6 @@ static int hexv(unsigned char c)
                                   : -1;
 }
 
-/* Length of a valid UTF-8 sequence (RFC 3629) at p, or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c >= 0xc2 && c <= 0xdf)
-        return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80
-                   ? 4
-                   : 0;
-    }
-    return 0;
-}
-
 /* A string; its bytes go to out (NULL: discarded). \u00XX decodes to the
  * byte XX, as escape_json() encodes control and invalid bytes. */
 static bool string(struct json *j, char *out, size_t *on, size_t cap)
@@ -287,7 +268,7 @@ static bool string(struct json *j, char *out, size_t *on, size_t cap)
             o++;
             j->at++;
         } else {
-            size_t k = utf8_len(j->p + j->at, j->n - j->at);
+            size_t k = unit_utf8_len(j->p + j->at, j->n - j->at);
             if (k == 0)
                 return false; /* RFC 8259 §8.1: JSON text is UTF-8 */
             for (size_t i = 0; i < k; i++, o++)

@@ -126,4 +126,23 @@ static inline int unit_done(void)
     return 0;
 }
 
+/* The tests' own UTF-8 oracle: length of a valid UTF-8 sequence (RFC 3629) at p, or 0. */
+static inline size_t unit_utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    if (c >= 0xc2 && c <= 0xdf)
+        return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80
+                   ? 4
+                   : 0;
+    }
+    return 0;
+}
+
 #endif
