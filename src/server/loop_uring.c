@@ -13,7 +13,7 @@
  *   arrive, so an idle keep-alive connection pins no buffer. The bytes are
  *   copied into the connection's slot and the buffer goes straight back.
  *   Bytes that arrive while a response is in flight (pipelining) are added
- *   to the slot; when it is full they are held (a few ring buffers) and the
+ *   to the slot; when it is full they are held (ring buffers, in order) and the
  *   multishot is cancelled until the connection catches up: the same
  *   backpressure as epoll's, which stops reading.
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
@@ -39,10 +39,6 @@
 #define BUF_SIZE     4096 /* a typical request head fits one */
 #define BUF_GROUP    1
 #define BATCH        256
-/* Ring buffers one connection may hold while its slot is full: what the
- * kernel can post for it before the cancel of its multishot takes effect
- * (one wake-up's worth of retries, 32 completions at most in 6.x). */
-#define HELD_MAX 64
 
 /* user_data: connection index << 8 | kind */
 enum kind {
@@ -63,10 +59,13 @@ enum kind {
  * and received bytes not yet taken by the connection. */
 struct uconn {
     struct msghdr msg;
-    uint16_t held_bid[HELD_MAX];
-    uint16_t held_len[HELD_MAX];
-    uint16_t held_off; /* bytes of held_bid[0] already taken */
-    uint8_t nheld;
+    /* Held ring buffers, oldest first, linked through uring.held_next. A
+     * burst pulled in before the switch to single-shot receives can be
+     * large (the multishot keeps reading within one io_uring_enter), so
+     * the only bound is the ring itself: bytes are never dropped. */
+    uint16_t held_head, held_tail;
+    uint16_t held_off; /* bytes of the head buffer already taken */
+    uint16_t nheld;
     bool end;      /* the stream ended (EOF or error) after the held bytes */
     int32_t end_n; /* 0: EOF, < 0: -errno */
     bool ready;    /* on the ready list */
@@ -83,7 +82,9 @@ struct uring {
     uint32_t nready;
     uint32_t *starved; /* connections waiting for a free ring buffer */
     uint32_t nstarved;
-    uint32_t nfree; /* ring buffers the kernel can use now */
+    uint32_t nfree;                /* ring buffers the kernel can use now */
+    uint16_t held_next[BUF_COUNT]; /* the next held buffer after each buffer id */
+    uint16_t held_len[BUF_COUNT];  /* bytes in each held buffer */
     struct signalfd_siginfo sig;
     bool accepting;      /* a multishot accept is armed */
     uint32_t accept_gen; /* tells the armed accept's completions from older ones */
@@ -300,12 +301,20 @@ static void cancel(struct worker *w, struct conn *c, enum kind k)
     io_uring_sqe_set_data64(sqe, K_IGNORE);
 }
 
+/* Takes the oldest held buffer off the list and gives it back to the ring. */
+static void held_pop(struct uring *u, struct uconn *uc)
+{
+    uint16_t bid = uc->held_head;
+    uc->held_head = u->held_next[bid];
+    uc->nheld--;
+    uc->held_off = 0;
+    buf_recycle(u, bid);
+}
+
 static void drop_held(struct uring *u, struct uconn *uc)
 {
-    for (unsigned i = 0; i < uc->nheld; i++)
-        buf_recycle(u, uc->held_bid[i]);
-    uc->nheld = 0;
-    uc->held_off = 0;
+    while (uc->nheld)
+        held_pop(u, uc);
 }
 
 static bool ur_close(struct worker *w, struct conn *c)
@@ -362,25 +371,27 @@ static void pipelining_seen(struct worker *w, struct conn *c)
     }
 }
 
-static bool hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
+static void hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
 {
+    struct uring *u = state(w);
     struct uconn *uc = uconn(w, c);
-    if (uc->nheld == HELD_MAX)
-        return false;
-    uc->held_bid[uc->nheld] = (uint16_t)bid;
-    uc->held_len[uc->nheld] = (uint16_t)n;
+    u->held_len[bid] = (uint16_t)n;
+    if (uc->nheld)
+        u->held_next[uc->held_tail] = (uint16_t)bid;
+    else
+        uc->held_head = (uint16_t)bid;
+    uc->held_tail = (uint16_t)bid;
     uc->nheld++;
-    return true;
 }
 
-/* Bytes that arrived; returns false when the connection was closed. */
-static bool take_bytes(struct worker *w, struct conn *c, const char *data, unsigned bid, size_t n)
+/* Bytes that arrived: to the slot, or held until it has room. */
+static void take_bytes(struct worker *w, struct conn *c, const char *data, unsigned bid, size_t n)
 {
     struct uring *u = state(w);
     struct uconn *uc = uconn(w, c);
     if (c->state == CONN_LINGER) {
         buf_recycle(u, bid); /* dropped, as epoll drops them */
-        return true;
+        return;
     }
     if (c->state != CONN_READ)
         pipelining_seen(w, c);
@@ -396,13 +407,9 @@ static bool take_bytes(struct worker *w, struct conn *c, const char *data, unsig
             conn_received(w, c, (ssize_t)n);
         else
             c->in_len += (uint32_t)n; /* pipelined: read when this response ends */
-        return true;
+        return;
     }
-    if (hold(w, c, bid, n))
-        return true;
-    buf_recycle(u, bid);
-    conn_close(w, c, CLOSE_ERROR); /* kept sending without reading answers */
-    return false;
+    hold(w, c, bid, n);
 }
 
 static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
@@ -416,8 +423,8 @@ static void on_recv(struct worker *w, struct conn *c, const struct completion *e
         u->nfree--;
         if (c->state == CONN_CLOSING || n <= 0)
             buf_recycle(u, bid);
-        else if (!take_bytes(w, c, u->bufs + (size_t)bid * BUF_SIZE, bid, (size_t)n))
-            return;
+        else
+            take_bytes(w, c, u->bufs + (size_t)bid * BUF_SIZE, bid, (size_t)n);
     }
     if (c->state == CONN_CLOSING)
         return;
@@ -447,20 +454,15 @@ static void deliver(struct worker *w, struct conn *c)
         size_t room, total = 0;
         char *dst = conn_recv_buffer(w, c, &room);
         while (uc->nheld) {
-            size_t left = uc->held_len[0] - uc->held_off;
+            uint16_t bid = uc->held_head;
+            size_t left = u->held_len[bid] - uc->held_off;
             size_t k = left < room - total ? left : room - total;
-            memcpy(dst + total, u->bufs + (size_t)uc->held_bid[0] * BUF_SIZE + uc->held_off, k);
+            memcpy(dst + total, u->bufs + (size_t)bid * BUF_SIZE + uc->held_off, k);
             total += k;
             uc->held_off = (uint16_t)(uc->held_off + k);
-            if (uc->held_off < uc->held_len[0])
+            if (uc->held_off < u->held_len[bid])
                 break; /* the slot is full */
-            buf_recycle(u, uc->held_bid[0]);
-            memmove(uc->held_bid, uc->held_bid + 1,
-                    (size_t)(uc->nheld - 1) * sizeof uc->held_bid[0]);
-            memmove(uc->held_len, uc->held_len + 1,
-                    (size_t)(uc->nheld - 1) * sizeof uc->held_len[0]);
-            uc->nheld--;
-            uc->held_off = 0;
+            held_pop(u, uc);
         }
         conn_received(w, c, (ssize_t)total);
         return;
