@@ -10,6 +10,7 @@
 #include "core/bytes.h"
 #include "core/core.h"
 #include "core/glob.h"
+#include "server/server.h"
 
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
@@ -138,11 +139,25 @@ struct parser {
     bool have_root;
 };
 
+/* A piece of the reason, cut to a length that keeps the whole line within
+ * the caller's buffer (a 300-character value must not crowd out the rest). */
+#define PIECE_MAX 96
+static void put_piece(struct parser *ps, const char *s)
+{
+    size_t n = cstr_len(s);
+    if (n <= PIECE_MAX) {
+        buf_put(&ps->reason, s, n);
+        return;
+    }
+    buf_put(&ps->reason, s, PIECE_MAX);
+    buf_put_cstr(&ps->reason, "...");
+}
+
 static enum config_verdict fail(struct parser *ps, const char *a, const char *b, const char *c)
 {
-    buf_put_cstr(&ps->reason, a);
-    buf_put_cstr(&ps->reason, b);
-    buf_put_cstr(&ps->reason, c);
+    put_piece(ps, a);
+    put_piece(ps, b);
+    put_piece(ps, c);
     return CONFIG_USAGE;
 }
 
@@ -156,9 +171,9 @@ static bool number(struct parser *ps, const char *flag, const char *value, uint6
         return true;
     }
     buf_put_cstr(&ps->reason, "--");
-    buf_put_cstr(&ps->reason, flag);
+    put_piece(ps, flag);
     buf_put_cstr(&ps->reason, ": '");
-    buf_put_cstr(&ps->reason, value);
+    put_piece(ps, value);
     buf_put_cstr(&ps->reason, "' is not a number from ");
     buf_put_u64(&ps->reason, lo);
     buf_put_cstr(&ps->reason, " to ");
@@ -326,7 +341,43 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
             ps.have_root = true;
         }
     }
+    /* len counts only what was written: never a byte past it. */
     if (cap)
-        reason[ps.reason.full ? cap - 1 : ps.reason.len] = '\0';
+        reason[ps.reason.len] = '\0';
     return v;
+}
+
+_Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
+_Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
+
+void settings_from_config(const struct config *cfg, struct settings *out)
+{
+    *out = (struct settings){
+        .workers = cfg->workers,
+        .max_conns = cfg->max_conns,
+        .index = cfg->index,
+        .listing = cfg->listing,
+        .follow_symlinks = cfg->follow_symlinks,
+        .nimmutable = cfg->nimmutable,
+        .cache_size_mib = cfg->cache_size_mib,
+        .cache_max_file = cfg->cache_max_file,
+        .cache_entries = cfg->cache_entries,
+        .timeout_header = cfg->timeout_header,
+        .timeout_keepalive = cfg->timeout_keepalive,
+        .timeout_send = cfg->timeout_send,
+        .grace = cfg->grace,
+        .log = cfg->log,
+        .pidfile = cfg->pidfile,
+        .user = cfg->user,
+    };
+    for (unsigned i = 0; i < cfg->nimmutable; i++)
+        out->immutable[i] = cfg->immutable[i];
+    struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
+    if (cfg->max_age == 0) {
+        buf_put_cstr(&b, "no-cache");
+    } else {
+        buf_put_cstr(&b, "max-age=");
+        buf_put_u64(&b, cfg->max_age);
+    }
+    out->cache_control[b.len] = '\0';
 }

@@ -63,4 +63,9 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 /* The --help text. */
 const char *config_usage(void);
 
+struct settings;
+/* The server's settings from a parsed command line: the one place where
+ * the CLI's view becomes the server's. */
+void settings_from_config(const struct config *cfg, struct settings *out);
+
 #endif

@@ -9,6 +9,7 @@
 #include "cli/config.h"
 #include "core/bytes.h"
 #include "server/log.h"
+#include "server/master.h"
 #include "server/server.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
@@ -36,9 +37,9 @@ static int fail(const char *what, const char *detail, int err)
     return 1;
 }
 
-static int open_root(struct server *s)
+static int open_root(const struct config *cfg, struct server *s)
 {
-    const char *root = s->cfg.root;
+    const char *root = cfg->root;
     int fd = sys_open_dir(root);
     if (fd < 0) {
         fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
@@ -68,33 +69,35 @@ static int probe_port(struct sockaddr_storage *addr, socklen_t len)
     return port;
 }
 
-static int bind_listeners(struct server *s)
+static int bind_listeners(const struct config *cfg, struct server *s)
 {
     struct sockaddr_storage addr;
     socklen_t len;
-    const char *text = s->cfg.addr ? s->cfg.addr : "::";
-    if (sys_parse_addr(text, s->cfg.port, &addr, &len) < 0) {
+    const char *text = cfg->addr ? cfg->addr : "::";
+    if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
         fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
         return 2;
     }
     int port = probe_port(&addr, len);
-    if (port == -EAFNOSUPPORT && !s->cfg.addr) {
+    if (port == -EAFNOSUPPORT && !cfg->addr) {
         /* No IPv6 on this host: serve IPv4 only (SWS#134). */
-        sys_parse_addr("0.0.0.0", s->cfg.port, &addr, &len);
+        sys_parse_addr("0.0.0.0", cfg->port, &addr, &len);
         port = probe_port(&addr, len);
     }
     char host[64];
     sys_addr_text(&addr, host, sizeof host);
     if (port < 0) {
         if (port == -EADDRINUSE)
-            fprintf(stderr, "pith: port %u is already in use on %s\n", s->cfg.port, host);
+            fprintf(stderr, "pith: port %u is already in use on %s\n", cfg->port, host);
         else
-            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, s->cfg.port,
+            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg->port,
                     strerrordesc_np(-port));
         return 1;
     }
-    sys_parse_addr(host[0] == '[' ? host : host, (unsigned)port, &addr, &len);
-    for (unsigned i = 0; i < s->cfg.workers; i++) {
+    sys_parse_addr(host, (unsigned)port, &addr, &len);
+    s->listen_addr = addr; /* the master opens a fresh listener for a new worker */
+    s->listen_len = len;
+    for (unsigned i = 0; i < cfg->workers; i++) {
         int fd = sys_listen_tcp(&addr, len, 4096, true);
         if (fd < 0) {
             fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
@@ -108,36 +111,52 @@ static int bind_listeners(struct server *s)
     return 0;
 }
 
-static void set_cache_control(struct server *s)
+/* Descriptors one worker may need at once: a socket and a file or
+ * directory per connection, the cache's open files, and a margin for the
+ * listener, logs, signalfd, event loop, root and standard streams. */
+static uint64_t nofile_need(const struct settings *set)
 {
-    if (s->cfg.max_age == 0)
-        snprintf(s->cache_control, sizeof s->cache_control, "no-cache");
-    else
-        snprintf(s->cache_control, sizeof s->cache_control, "max-age=%u", s->cfg.max_age);
+    return 2 * (uint64_t)set->max_conns + set->cache_entries + 64;
 }
 
-static int prepare(struct server *s)
+/* Raises RLIMIT_NOFILE to what a worker may need, or says which flags to
+ * lower (exit 2): a shortfall found now is a clear message; found later,
+ * it would be 503s and accept pauses. */
+static int check_nofile(const struct settings *set)
 {
-    int r = open_root(s);
-    if (r)
-        return r;
-    uint64_t nofile;
-    sys_nofile_limit(&nofile, true); /* connections need descriptors */
-    r = bind_listeners(s);
-    if (r)
-        return r;
-    set_cache_control(s);
-    return 0;
+    uint64_t need = nofile_need(set), cur = 0, max = 0;
+    int r = sys_nofile_limit(need, &cur, &max);
+    if (r < 0)
+        return fail("cannot read or raise RLIMIT_NOFILE", "", r);
+    if (cur >= need)
+        return 0;
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-entries %u need %llu file descriptors per worker, "
+            "but RLIMIT_NOFILE allows %llu (hard limit %llu); lower --max-conns or "
+            "--cache-entries, or raise the limit\n",
+            set->max_conns, set->cache_entries, (unsigned long long)need, (unsigned long long)cur,
+            (unsigned long long)max);
+    return 2;
+}
+
+static int prepare(const struct config *cfg, struct server *s)
+{
+    int r = open_root(cfg, s);
+    if (!r)
+        r = check_nofile(&s->set);
+    if (!r)
+        r = bind_listeners(cfg, s);
+    return r;
 }
 
 /* --io: io_uring when asked or when auto finds it usable, else epoll; an
  * auto fallback says why in one line, a forced io_uring that cannot run is
  * a start-up failure. */
-static int choose_loop(struct server *s)
+static int choose_loop(const struct config *cfg, struct server *s)
 {
     char why[160];
     s->loop = &loop_epoll;
-    if (s->cfg.io == CONFIG_IO_EPOLL)
+    if (cfg->io == CONFIG_IO_EPOLL)
         return 0;
     /* PITH_NO_URING=1 makes io_uring unavailable, so tests can exercise
      * the fallback on machines where it works. */
@@ -148,18 +167,18 @@ static int choose_loop(struct server *s)
         s->loop = &loop_uring;
         return 0;
     }
-    if (s->cfg.io == CONFIG_IO_URING) {
+    if (cfg->io == CONFIG_IO_URING) {
         fprintf(stderr, "pith: --io uring: io_uring cannot run here: %s\n", why);
         return 1;
     }
-    if (!s->cfg.quiet)
+    if (!cfg->quiet)
         fprintf(stderr, "pith: io_uring cannot run here (%s); using epoll\n", why);
     return 0;
 }
 
-static void print_start_line(const struct server *s)
+static void print_start_line(const struct config *cfg, const struct server *s)
 {
-    if (s->cfg.quiet)
+    if (cfg->quiet)
         return;
     fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s)\n", PITH_VERSION, s->root_path,
             s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
@@ -169,58 +188,65 @@ static void print_start_line(const struct server *s)
 
 /* Everything that can fail is checked before the start line, and before
  * --daemon sends stderr to /dev/null, so no failure is ever silent. */
-static int check_files(const struct server *s)
+static int check_files(const struct settings *set, struct server *s)
 {
     int r;
-    if (s->cfg.log && strcmp(s->cfg.log, "-") != 0) {
-        int fd = sys_open_log(s->cfg.log);
+    if (set->log && strcmp(set->log, "-") != 0) {
+        int fd = sys_open_log(set->log);
         if (fd < 0)
-            return fail("cannot open the access log ", s->cfg.log, fd);
+            return fail("cannot open the access log ", set->log, fd);
         sys_close(fd);
     }
     /* The pidfile is written once the final pid is known (after --daemon);
      * here we only make sure it can be. */
-    if (s->cfg.pidfile && (r = sys_write_pidfile(s->cfg.pidfile, -1)) < 0)
-        return fail("cannot write the pidfile ", s->cfg.pidfile, r);
-    if (s->cfg.user && (r = sys_check_user(s->cfg.user)) < 0) {
+    if (set->pidfile && (r = sys_write_pidfile(set->pidfile, -1)) < 0)
+        return fail("cannot write the pidfile ", set->pidfile, r);
+    if (set->user && (r = sys_check_user(set->user)) < 0) {
         if (r == -EPERM)
             return fail("--user needs pith to start as root", "", 0);
-        return fail("no such user: ", s->cfg.user, 0);
+        return fail("no such user: ", set->user, 0);
     }
+    /* A log file that logrotate replaces is handed to the workers' user
+     * by the master before they reopen it. */
+    if (set->user && set->log && strcmp(set->log, "-") != 0)
+        s->log_chown = sys_user_ids(set->user, &s->log_uid, &s->log_gid) == 0;
     return 0;
 }
 
-static int start(struct server *s)
+static int start(const struct config *cfg, struct server *s)
 {
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
-    int r = choose_loop(s);
+    settings_from_config(cfg, &s->set);
+    int r = choose_loop(cfg, s);
     if (!r)
-        r = prepare(s);
+        r = prepare(cfg, s);
     if (!r)
-        r = check_files(s);
+        r = check_files(&s->set, s);
     if (r)
         return r;
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
-    print_start_line(s);
-    if (s->cfg.daemon && (r = sys_daemonize()) < 0)
+    print_start_line(cfg, s);
+    if (cfg->daemon && (r = sys_daemonize()) < 0)
         return fail("cannot become a daemon", "", r);
-    if (s->cfg.pidfile && (r = sys_write_pidfile(s->cfg.pidfile, sys_getpid())) < 0)
-        return fail("cannot write the pidfile ", s->cfg.pidfile, r);
-    /* The master keeps its privileges (to restart workers and remove the
-     * pidfile); each worker drops to --user after opening its log. */
+    if (s->set.pidfile && (r = sys_write_pidfile(s->set.pidfile, sys_getpid())) < 0)
+        return fail("cannot write the pidfile ", s->set.pidfile, r);
+    /* The master keeps its privileges (to restart workers, hand over the
+     * log and remove the pidfile); each worker drops to --user after
+     * opening its log. */
     return master_run(s);
 }
 
 int main(int argc, char **argv)
 {
+    static struct config cfg;
     static struct server srv; /* large (paths); lives for the whole run */
     char reason[256];
-    switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &srv.cfg, reason, sizeof reason)) {
+    switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
     case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
     case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
     case CONFIG_RUN: break;
     }
-    return start(&srv);
+    return start(&cfg, &srv);
 }

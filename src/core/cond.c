@@ -121,7 +121,7 @@ enum cond_verdict cond_evaluate(const struct cond_input *in)
 }
 
 bool cond_if_range(struct span value, struct span etag, int64_t last_modified,
-                   bool has_last_modified)
+                   bool has_last_modified, int64_t now)
 {
     struct span v = span_trim_ows(value);
     /* An entity-tag starts with '"' or "W/"; a date starts with a day name
@@ -132,6 +132,10 @@ bool cond_if_range(struct span value, struct span etag, int64_t last_modified,
         return parse_tag(v, &at, &t) && at == v.n && !t.weak && t.opaque.n == etag.n &&
                mem_eq(t.opaque.p, etag.p, etag.n);
     }
+    /* A date validates only a strong Last-Modified: one at least a second
+     * before now (§8.8.2.2), since a file changed twice within its last
+     * second keeps the same date. A date clamped to now is never strong. */
     int64_t date;
-    return has_last_modified && date_parse_http(v, &date) && date == last_modified;
+    return has_last_modified && last_modified <= now - 1 && date_parse_http(v, &date) &&
+           date == last_modified;
 }

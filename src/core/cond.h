@@ -35,10 +35,12 @@ struct cond_input {
 enum cond_verdict cond_evaluate(const struct cond_input *in);
 
 /* If-Range (§13.1.5): true when the Range may be honoured: the value is a
- * strong tag equal to etag, or a date exactly equal to last_modified. A
- * weak tag, another tag, another date or garbage: false (send 200 full). */
+ * strong tag equal to etag, or a date exactly equal to last_modified when
+ * that is a strong validator, at least one second before now (§8.8.2.2;
+ * last_modified is the value sent, already clamped to now). A weak tag,
+ * another tag, another date, a weak date or garbage: false (send 200 full). */
 bool cond_if_range(struct span value, struct span etag, int64_t last_modified,
-                   bool has_last_modified);
+                   bool has_last_modified, int64_t now);
 
 /* True when the entity-tag list (If-Match / If-None-Match lines) contains
  * etag; `weak` selects weak comparison (§8.8.3.2). "*" matches. */

@@ -4,14 +4,23 @@
  * content must act on: framing (RFC 9112 §6.1-6.3: Transfer-Encoding and
  * Content-Length), Host (RFC 9112 §3.2, RFC 9110 §7.2), Connection (RFC 9110
  * §7.6.1, RFC 9112 §9.3), and the spans later stages read. It must never let
- * a request through whose end could be read two ways: any body framing other
- * than "Content-Length: 0" is refused, so nothing after the head can be
- * taken for the next request.
+ * a request through whose end could be read two ways: a body is recognised
+ * only in its two unambiguous forms (one valid Content-Length, or
+ * Transfer-Encoding: chunked alone on HTTP/1.1), anything else is refused,
+ * and a request with a body is never kept alive, so no byte of a body can
+ * be taken for the next request.
  */
 #include "http_fields.h"
 
 #include "bytes.h"
 #include "target.h"
+
+/* What the framing fields said, gathered before a verdict. */
+struct framing {
+    bool cl_seen, te_seen, te_unknown, te_chunked;
+    unsigned te_count;
+    uint64_t cl;
+};
 
 enum field_id {
     F_OTHER,
@@ -124,16 +133,68 @@ static int list_add(struct span_list *l, struct span v)
     return 0;
 }
 
-/* Content-Length = 1*DIGIT (RFC 9110 §8.6). Only 0 is accepted: pith reads
- * no content, and a body it did not read would be parsed as the next request
- * (RFC 9112 §11.2). A repeat is refused even when equal, as it could only
- * come from a proxy that merged two messages. */
-static int content_length(struct span v, bool *seen)
+/* Content-Length = 1*DIGIT (RFC 9110 §8.6). A repeat is refused even when
+ * equal, as it could only come from a proxy that merged two messages. */
+static int content_length(struct span v, struct framing *fr)
 {
     uint64_t len;
-    if (*seen || !u64_parse(v, &len) || len != 0)
+    if (fr->cl_seen || !u64_parse(v, &len))
         return -400;
-    *seen = true;
+    fr->cl_seen = true;
+    fr->cl = len;
+    return 0;
+}
+
+/* Transfer codings in the IANA registry (RFC 9112 §7), "identity" among
+ * them as the reserved name it is there: anything else is a coding this
+ * server does not know. */
+static bool coding_known(struct span c)
+{
+    static const char *const known_codings[] = {"chunked", "compress", "deflate",   "gzip",
+                                                "x-gzip",  "identity", "x-compress"};
+    size_t semi = mem_find(c.p, c.n, ';'); /* transfer-parameters */
+    c = span_trim_ows(span_make(c.p, semi));
+    for (size_t i = 0; i < ARRAY_LEN(known_codings); i++)
+        if (span_eq_nocase_cstr(c, known_codings[i]))
+            return true;
+    return false;
+}
+
+/* Transfer-Encoding = #transfer-coding (RFC 9112 §6.1), possibly on several
+ * lines: counts the codings, notes an unknown one and whether the only one
+ * is "chunked". */
+static int transfer_encoding(struct span v, struct framing *fr)
+{
+    struct span e;
+    size_t i = 0;
+    fr->te_seen = true;
+    while (list_next(v, &i, &e)) {
+        fr->te_count++;
+        if (!coding_known(e))
+            fr->te_unknown = true;
+        fr->te_chunked = span_eq_nocase_cstr(e, "chunked");
+    }
+    return 0;
+}
+
+/* The verdict on a request's framing (RFC 9112 §6.1, §6.3): 0 and
+ * *has_body, or the status to refuse it with. */
+static int framing_verdict(const struct framing *fr, int minor, bool *has_body)
+{
+    *has_body = false;
+    if (fr->te_seen) {
+        /* CL+TE may be a smuggling attempt (§6.3 rule 3); 1.0 has no
+         * chunked coding, so its TE cannot be trusted (§6.1). */
+        if (fr->cl_seen || minor == 0)
+            return -400;
+        if (fr->te_unknown)
+            return -501; /* §6.1: a coding not understood */
+        if (fr->te_count != 1 || !fr->te_chunked)
+            return -400; /* chunked not alone: the length is unknowable */
+        *has_body = true;
+        return 0;
+    }
+    *has_body = fr->cl_seen && fr->cl > 0;
     return 0;
 }
 
@@ -165,16 +226,13 @@ static void connection(struct span v, struct conn_tokens *t)
     }
 }
 
-static int field_apply(enum field_id id, struct span v, struct http_info *out, bool *cl_seen,
+static int field_apply(enum field_id id, struct span v, struct http_info *out, struct framing *fr,
                        struct conn_tokens *conn)
 {
     switch (id) {
     case F_HOST: return host(v, out);
-    case F_CONTENT_LENGTH: return content_length(v, cl_seen);
-    case F_TRANSFER_ENCODING:
-        /* RFC 9112 §6.1: a server MAY refuse TE in a request; with no
-         * request content there is nothing to decode, only to smuggle. */
-        return -400;
+    case F_CONTENT_LENGTH: return content_length(v, fr);
+    case F_TRANSFER_ENCODING: return transfer_encoding(v, fr);
     case F_CONNECTION: connection(v, conn); return 0;
     case F_IF_MATCH: return list_add(&out->if_match, v);
     case F_IF_NONE_MATCH: return list_add(&out->if_none_match, v);
@@ -191,22 +249,35 @@ static int field_apply(enum field_id id, struct span v, struct http_info *out, b
     return 0;
 }
 
+/* Methods whose requests carry no content here: a body on them can only be
+ * a mistake or an attempt to smuggle the next request (RFC 9110 §9.3.1). */
+static bool method_takes_no_body(enum http_method m)
+{
+    return m == HTTP_METHOD_GET || m == HTTP_METHOD_HEAD || m == HTTP_METHOD_OPTIONS;
+}
+
 int http_fields_analyze(const struct http_request *req, struct http_info *out)
 {
-    bool cl_seen = false;
+    struct framing fr = {0};
     struct conn_tokens conn = {false, false};
     *out = (struct http_info){0};
     for (size_t i = 0; i < req->nfields; i++) {
         const struct http_field *f = &req->fields[i];
-        int r = field_apply(field_lookup(f->name), f->value, out, &cl_seen, &conn);
+        int r = field_apply(field_lookup(f->name), f->value, out, &fr, &conn);
         if (r < 0)
             return r;
     }
+    int r = framing_verdict(&fr, req->minor, &out->has_body);
+    if (r < 0)
+        return r;
+    if (out->has_body && method_takes_no_body(req->method_id))
+        return -400;
     /* RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request
      * without Host; more than one is refused for every version. */
     if (req->minor == 1 && !out->has_host)
         return -400;
-    /* RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only when asked to. */
-    out->keep_alive = !conn.close && (req->minor == 1 || conn.keep_alive);
+    /* RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only when asked to.
+     * A body is never read, so its connection cannot persist. */
+    out->keep_alive = !conn.close && (req->minor == 1 || conn.keep_alive) && !out->has_body;
     return 0;
 }

@@ -23,6 +23,7 @@ struct http_info {
     bool has_host;
     struct span host; /* the Host value (may be empty) */
     bool keep_alive;  /* the connection may persist after this exchange */
+    bool has_body;    /* a body follows the head (never read: see below) */
     struct span_list if_match, if_none_match, accept_encoding;
     /* Singletons; absent when .p == NULL. A repeated singleton that matters
      * to a precondition or Range makes the request ambiguous: see below. */
@@ -33,15 +34,21 @@ struct http_info {
 /*
  * Interprets req's fields.
  *
- * Returns 0, or -400 when the request must be refused and the connection
- * closed: any Transfer-Encoding; a Content-Length that is not 1*DIGIT, is
- * repeated, or is non-zero (pith accepts no request content, so a body could
- * only be smuggled into the next request); HTTP/1.1 without Host, more than
- * one Host, or a Host that is not uri-host [ ":" port ] (RFC 3986); a
- * singleton field above repeated; a list field on more than HTTP_LIST_MAX
- * lines.
+ * Returns 0, or a negative status when the request must be refused and the
+ * connection closed:
+ *   -400  a Content-Length that is not 1*DIGIT or is repeated; both
+ *         Content-Length and Transfer-Encoding; Transfer-Encoding on
+ *         HTTP/1.0; codings other than "chunked" alone; a body (non-zero
+ *         Content-Length or chunked) on GET, HEAD or OPTIONS; HTTP/1.1
+ *         without Host, more than one Host, or a Host that is not
+ *         uri-host [ ":" port ] (RFC 3986); a singleton field above
+ *         repeated; a list field on more than HTTP_LIST_MAX lines.
+ *   -501  a transfer coding outside the registered ones (RFC 9112 §6.1).
+ * has_body: a non-zero Content-Length or "Transfer-Encoding: chunked" on
+ * another method (POST, PUT, ...). The server answers those without reading
+ * the body and closes, so has_body forces keep_alive off.
  * keep_alive: HTTP/1.1 unless a Connection token "close"; HTTP/1.0 only with
- * a "keep-alive" token and no "close".
+ * a "keep-alive" token and no "close"; never with a body.
  */
 int http_fields_analyze(const struct http_request *req, struct http_info *out);
 

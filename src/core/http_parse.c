@@ -140,15 +140,16 @@ static enum http_method method_id(const char *p, size_t n)
 
 /* HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive (RFC 9112 §2.3).
  * Returns the minor version, -400 when malformed, -505 when well-formed but
- * not 1.0 or 1.1 (RFC 9110 §15.6.6). */
+ * of another major version (RFC 9110 §15.6.6). A minor version above 1 is
+ * processed as 1, the highest this server implements (RFC 9110 §2.5). */
 static int version_parse(const char *v, size_t n)
 {
     if (n != 8 || !mem_eq(v, "HTTP/", 5) || !ascii_is_digit(v[5]) || v[6] != '.' ||
         !ascii_is_digit(v[7]))
         return -400;
-    if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
+    if (v[5] != '1')
         return -505;
-    return v[7] - '0';
+    return v[7] == '0' ? 0 : 1;
 }
 
 /* request-line = method SP request-target SP HTTP-version CRLF (RFC 9112

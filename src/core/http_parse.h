@@ -52,7 +52,7 @@ struct http_request {
     struct span method; /* token, case-sensitive (RFC 9110 §9.1) */
     enum http_method method_id;
     struct span target; /* 1*VCHAR (0x21..0x7E), not interpreted here */
-    int minor;          /* HTTP/1.<minor>: 0 or 1 */
+    int minor;          /* HTTP/1.<minor>: 0, or 1 (also for 1.2 .. 1.9) */
     size_t nfields;
     struct http_field fields[HTTP_MAX_FIELDS];
 };
@@ -79,8 +79,11 @@ struct http_request {
  *                     (reported once that many bytes arrived without its
  *                     end) or HTTP_MAX_FIELDS lines (reported at the first
  *                     byte of the extra line).
- *   -505              a well-formed HTTP-version other than 1.0 and 1.1,
- *                     reported at the end of the request line.
+ *   -505              a well-formed HTTP-version whose major version is not
+ *                     1, reported at the end of the request line. HTTP/1.x
+ *                     with x > 1 is accepted as minor version 1 (RFC 9110
+ *                     §2.5: processed as the highest minor version
+ *                     implemented).
  * Verdicts are reached left to right: the first position where the bytes
  * cannot be a valid head decides, so the same input always gives the same
  * answer whatever n it is cut at, except that a shorter n may give

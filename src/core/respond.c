@@ -59,6 +59,14 @@ void respond_field(struct buf *b, const char *name, struct span value)
     buf_put(b, "\r\n", 2);
 }
 
+void respond_field_span(struct buf *b, struct span name, struct span value)
+{
+    buf_put_span(b, name);
+    buf_put(b, ": ", 2);
+    buf_put_span(b, value);
+    buf_put(b, "\r\n", 2);
+}
+
 void respond_field_cstr(struct buf *b, const char *name, const char *value)
 {
     respond_field(b, name, span_make(value, cstr_len(value)));

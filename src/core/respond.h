@@ -20,6 +20,7 @@ void respond_status_line(struct buf *b, int status);
 /* "<name>: <value>\r\n". The caller guarantees value has no CR, LF or NUL. */
 void respond_field(struct buf *b, const char *name, struct span value);
 void respond_field_cstr(struct buf *b, const char *name, const char *value);
+void respond_field_span(struct buf *b, struct span name, struct span value);
 void respond_field_u64(struct buf *b, const char *name, uint64_t value);
 
 /* "\r\n": the end of the head. */

@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conn.c - one connection's life: READ a head -> (handler fills a response)
- * -> WRITE it -> back to READ for the next (pipelined or keep-alive) request,
- * or LINGER and close. The handler decides what to send; this file only moves
- * bytes, keeps the deadlines and never re-decides a verdict.
+ * conn.c - one connection's life: READ a head -> the handler fills an
+ * exchange -> WRITE its queue through the transport -> back to READ for the
+ * next (pipelined or keep-alive) request, or LINGER and close. The handler
+ * decides what to send; this file only moves bytes, keeps the deadlines and
+ * never re-decides a verdict.
+ *
+ * One request lifecycle: request_begin() starts every exchange (a parsed
+ * head, a malformed one, or a 408), request_end() ends every one (the log
+ * line, then the release of what it held); nothing of one exchange survives
+ * into the next.
  *
  * Deadlines (docs/DESIGN.md §2): a whole head within timeout_header from its
  * first byte (absolute: trickling bytes does not extend it), timeout_keepalive
  * of idleness between requests, timeout_send without send progress.
  */
+#include "server/conn.h"
+
 #include "core/bytes.h"
 #include "core/http_parse.h"
-#include "server/loop.h"
-#include "server/server.h"
+#include "server/handler.h"
+#include "server/transport.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -21,45 +30,36 @@
  * enough for the client to read our last response before our close could
  * turn into a reset that destroys it (RFC 9112 §9.6). */
 #define LINGER_MS 2000
+/* One sendfile call for the whole rest: chunking it needlessly costs
+ * syscalls (lwan#334). The kernel caps a call near 2 GiB. */
+#define SENDFILE_MAX 0x7ffff000u
 
-char *conn_in(const struct conn *c)
+#define CLOSE_NAME(name, text) text,
+static const char *const close_names[] = {CLOSE_REASON_LIST(CLOSE_NAME)};
+#undef CLOSE_NAME
+
+const char *close_reason_name(enum close_reason r)
+{
+    return (unsigned)r < CLOSE_REASONS ? close_names[r] : "?";
+}
+
+static char *conn_in(const struct conn *c)
 {
     return c->slot;
-}
-
-char *conn_out(const struct conn *c)
-{
-    return c->slot + POOL_IN_SIZE;
-}
-
-char *conn_dir(const struct conn *c)
-{
-    return c->slot + POOL_IN_SIZE + POOL_OUT_SIZE;
-}
-
-void conn_push(struct conn *c, const void *p, size_t n)
-{
-    PITH_ASSERT(c->niov < CONN_IOV_MAX);
-    if (n)
-        c->iov[c->niov++] = (struct iovec){(void *)p, n};
-}
-
-void conn_push_out(struct conn *c, size_t n)
-{
-    PITH_ASSERT(c->out_used + n <= POOL_OUT_SIZE);
-    conn_push(c, conn_out(c) + c->out_used, n);
-    c->out_used += (uint32_t)n;
-}
-
-static void out_clear(struct conn *c)
-{
-    c->niov = c->iov_at = 0;
-    c->out_used = 0;
 }
 
 static void arm(struct worker *w, struct conn *c, unsigned seconds)
 {
     timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
+}
+
+static void take_slot(struct worker *w, struct conn *c)
+{
+    if (!c->slot) {
+        c->slot = pool_get(&w->pool);
+        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
+        c->in_len = 0;
+    }
 }
 
 static void release_slot(struct worker *w, struct conn *c)
@@ -70,247 +70,239 @@ static void release_slot(struct worker *w, struct conn *c)
     }
 }
 
-static void release_body(struct worker *w, struct conn *c)
+/* ---- the request lifecycle ------------------------------------------------------- */
+
+static void request_begin(struct worker *w, struct conn *c)
 {
-    if (c->body_fd >= 0 && c->body_fd_owned)
-        sys_close(c->body_fd);
-    c->body_fd = -1;
-    c->body_fd_owned = false;
-    c->body = BODY_NONE;
-    if (c->entry) {
-        filecache_release(&w->cache, c->entry);
-        c->entry = NULL;
+    (void)w;
+    PITH_ASSERT(c->slot != NULL && !c->x.active);
+    exchange_begin(&c->x, c->slot + POOL_IN_SIZE, POOL_OUT_SIZE,
+                   c->slot + POOL_IN_SIZE + POOL_OUT_SIZE, POOL_DIR_SIZE);
+}
+
+/* The access-log line of the exchange, once: only a response that was
+ * queued is logged, with the request as parsed (or "-"). */
+static void log_exchange(struct worker *w, struct conn *c)
+{
+    struct exchange *x = &c->x;
+    if (!x->active || x->status == 0)
+        return;
+    if (w->log.fd >= 0) {
+        if (c->peer.ss_family == AF_UNSPEC)
+            sys_peer_addr(c->fd, &c->peer); /* io_uring accepts do not report it */
+        struct access_entry e = {
+            .peer = &c->peer,
+            .now = w->now_sec,
+            .method = x->method,
+            .target = x->target,
+            .referer = x->referer,
+            .user_agent = x->user_agent,
+            .minor = x->minor,
+            .status = x->status,
+            .bytes = x->body_sent,
+        };
+        access_log_add(&w->log, &e, w->now_ms);
     }
+    x->status = 0;
 }
 
-static void log_response(struct worker *w, struct conn *c)
+/* Before anything the exchange points into (the slot, a cache entry) can
+ * go: the log line, then the release. */
+static void request_end(struct worker *w, struct conn *c)
 {
-    if (c->status == 0)
-        return;
-    if (c->peer.ss_family == AF_UNSPEC && w->log.fd >= 0)
-        sys_peer_addr(c->fd, &c->peer); /* io_uring accepts do not report it */
-    struct access_entry e = {
-        .peer = &c->peer,
-        .now = w->now_sec,
-        .method = c->log_method,
-        .target = c->log_target,
-        .referer = c->log_referer,
-        .user_agent = c->log_ua,
-        .minor = c->log_minor,
-        .status = c->status,
-        .bytes = c->body_sent,
-    };
-    access_log_add(&w->log, &e, w->now_ms);
-    c->status = 0;
+    log_exchange(w, c);
+    exchange_release(w, &c->x);
 }
 
-void conn_free(struct worker *w, struct conn *c)
-{
-    release_body(w, c);
-    release_slot(w, c);
-    c->fd = -1;
-    c->state = CONN_FREE;
-    c->next_free = w->free_conns;
-    w->free_conns = c;
-    w->active--;
-    worker_conn_freed(w);
-}
-
-void conn_close(struct worker *w, struct conn *c, enum close_reason why)
-{
-    (void)why;
-    if (c->state == CONN_CLOSING || c->state == CONN_FREE)
-        return;
-    log_response(w, c);
-    timer_cancel(&w->wheel, &c->timer);
-    c->state = CONN_CLOSING;
-    /* The slot and the cache entry stay until the backend lets go of them:
-     * an io_uring send in flight still reads them. */
-    if (w->loop->close(w, c))
-        conn_free(w, c);
-}
+/* ---- opening and closing -------------------------------------------------------------- */
 
 void conn_accepted(struct worker *w, struct conn *c)
 {
     c->state = CONN_READ;
     c->slot = NULL;
     c->in_len = c->head_len = 0;
-    out_clear(c);
-    c->entry = NULL;
-    c->body_fd_owned = false;
-    c->body = BODY_NONE;
-    c->body_fd = -1;
-    c->status = 0;
-    c->keep_alive = false;
+    c->x.active = false;
+    c->timed_out = false;
+    c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
      * timeout, counted from the accept. */
-    c->head_deadline_set = w->now_ms;
-    arm(w, c, w->srv->cfg.timeout_header);
+    c->head_started_ms = w->now_ms;
+    arm(w, c, w->set->timeout_header);
+    w->loop->want_read(w, c);
+}
+
+void conn_close(struct worker *w, struct conn *c, enum close_reason why)
+{
+    if (c->state == CONN_CLOSING || c->state == CONN_FREE)
+        return;
+    /* A lingering close counts for what started it. */
+    w->closes[c->state == CONN_LINGER ? c->linger_why : why]++;
+    log_exchange(w, c);
+    timer_cancel(&w->wheel, &c->timer);
+    c->state = CONN_CLOSING;
+    /* The exchange and the slot stay until the backend lets go of them:
+     * an io_uring send in flight still reads them (conn_free). */
+    w->loop->close(w, c);
+    worker_conn_closed(w, c);
+}
+
+void conn_free(struct worker *w, struct conn *c)
+{
+    exchange_release(w, &c->x);
+    release_slot(w, c);
+    c->fd = -1;
+    c->state = CONN_FREE;
+}
+
+/* Shuts our side and discards what the client still sends, until it closes
+ * or LINGER_MS pass; the close is counted for `why`. */
+static void start_linger(struct worker *w, struct conn *c, enum close_reason why)
+{
+    release_slot(w, c);
+    sys_shutdown_write(c->fd);
+    c->state = CONN_LINGER;
+    c->linger_why = why;
+    timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
     w->loop->want_read(w, c);
 }
 
 /* ---- sending -------------------------------------------------------------------- */
 
-/* Advances the queue past n sent bytes, counting body bytes for the log. */
-static void consume(struct conn *c, size_t n)
+/* Sends the front of the queue: the memory segments there in one gathered
+ * send, or a file segment by sendfile. Returns 1 when it went out, 0 when
+ * the backend will come back (sent or writable), -1 when c was closed. */
+static int send_front(struct worker *w, struct conn *c)
 {
-    size_t head = n < c->head_left ? n : c->head_left;
-    c->head_left -= (uint32_t)head;
-    c->body_sent += n - head;
-    while (n && c->iov_at < c->niov) {
-        struct iovec *v = &c->iov[c->iov_at];
-        size_t k = n < v->iov_len ? n : v->iov_len;
-        v->iov_base = (char *)v->iov_base + k;
-        v->iov_len -= k;
-        n -= k;
-        if (v->iov_len == 0)
-            c->iov_at++;
-    }
-}
-
-/* Returns 1 when everything queued went out, 0 when the backend will come
- * back (conn_sent or conn_writable), -1 when the connection was closed. */
-static int send_out(struct worker *w, struct conn *c)
-{
-    while (c->iov_at < c->niov) {
-        /* Head and first body bytes in one packet: MSG_MORE holds the head
+    struct exchange *x = &c->x;
+    struct seg *s = outq_front(&x->q);
+    ssize_t n;
+    if (s->kind == SEG_FILE) {
+        uint64_t off = s->off;
+        n = c->tp->sendfile(w, c, s->fd, &off, s->len > SENDFILE_MAX ? SENDFILE_MAX : s->len);
+        /* 0: the file shrank under us. The promised length can no longer
+         * be met, so the only honest end is a close. */
+        if (n == 0)
+            n = -EIO;
+    } else {
+        bool file_next;
+        unsigned k = outq_gather(&x->q, c->iov, OUTQ_SEGS, &file_next);
+        /* Head and first file bytes in one packet: MSG_MORE holds the head
          * until sendfile follows at once. */
-        bool more = c->body == BODY_FILE || c->body == BODY_MULTIPART;
-        ssize_t n = w->loop->send(w, c, more);
-        if (n == -EAGAIN)
-            return 0;
-        if (n == -EINTR)
-            continue;
-        if (n < 0) {
-            conn_close(w, c, CLOSE_ERROR);
-            return -1;
-        }
-        consume(c, (size_t)n);
-        arm(w, c, w->srv->cfg.timeout_send);
+        n = c->tp->send(w, c, c->iov, k, file_next);
     }
-    out_clear(c);
+    if (n == -EAGAIN)
+        return 0;
+    if (n == -EINTR)
+        return 1;
+    if (n < 0) {
+        conn_close(w, c, CLOSE_ERROR);
+        return -1;
+    }
+    outq_consume(&x->q, (uint64_t)n, &x->head_sent, &x->body_sent);
+    arm(w, c, w->set->timeout_send);
     return 1;
 }
 
-/* Sends the file segment [body_off, body_end). Returns like send_out. */
-static int send_file(struct worker *w, struct conn *c)
+/* Asks the body source for its next piece. Returns 1 to go on sending, -1
+ * when c was closed. */
+static int refill(struct worker *w, struct conn *c)
 {
-    while (c->body_off < c->body_end) {
-        uint64_t left = c->body_end - c->body_off;
-        /* One call for the whole rest: chunking sendfile needlessly costs
-         * syscalls (lwan#334). The kernel caps a call near 2 GiB. */
-        size_t want = left > 0x7ffff000 ? 0x7ffff000 : (size_t)left;
-        uint64_t before = c->body_off;
-        ssize_t n = sys_sendfile(c->fd, c->body_fd, &c->body_off, want);
-        if (n == -EAGAIN) {
+    struct exchange *x = &c->x;
+    if (outq_empty(&x->q))
+        exchange_out_clear(x); /* nothing queued points there any more */
+    int r = x->src->fill(w, x);
+    x->src_started = true;
+    if (r < 0) {
+        conn_close(w, c, CLOSE_ERROR);
+        return -1;
+    }
+    if (r == BODY_DONE) {
+        x->src_finished = true;
+        outq_end_body(&x->q);
+    }
+    x->src_paused = r == BODY_PAUSE;
+    return 1;
+}
+
+/* Pushes the response as far as the socket takes it. Returns 1 when all of
+ * it went out, 0 when waiting for the backend, -1 when c was closed. */
+static int drive(struct worker *w, struct conn *c)
+{
+    struct exchange *x = &c->x;
+    for (;;) {
+        bool source = x->src && !x->src_finished;
+        if (source && outq_empty(&x->q) && x->src_paused) {
+            /* A listing yields after each piece, so a huge directory does
+             * not hold the worker; writability brings it back. */
+            x->src_paused = false;
             w->loop->want_write(w, c);
             return 0;
         }
-        if (n == -EINTR)
+        /* The first piece goes out with the head, the next ones once the
+         * queue has drained (they reuse the out region). */
+        if (source && (outq_empty(&x->q) || !x->src_started)) {
+            if (refill(w, c) < 0)
+                return -1;
             continue;
-        if (n <= 0) {
-            /* 0: the file shrank under us. The promised length can no
-             * longer be met, so the only honest end is a close. */
-            conn_close(w, c, CLOSE_ERROR);
-            return -1;
         }
-        c->body_sent += c->body_off - before;
-        arm(w, c, w->srv->cfg.timeout_send);
-    }
-    return 1;
-}
-
-/* Head, then file segments (one, or the parts of a multipart body, each
- * preceded by its part head in the out region). */
-static int send_file_body(struct worker *w, struct conn *c)
-{
-    int r = 1;
-    while (r == 1 && (c->body == BODY_FILE || c->body == BODY_MULTIPART)) {
-        r = send_file(w, c);
+        if (outq_empty(&x->q))
+            return 1;
+        int r = send_front(w, c);
         if (r != 1)
-            break;
-        if (c->body == BODY_FILE) {
-            release_body(w, c);
-            break;
-        }
-        handler_multipart_next(w, c);
-        r = send_out(w, c);
+            return r;
     }
-    return r;
-}
-
-/* Pushes the response as far as the socket takes it; true when all of it
- * went out. A listing goes one chunk per wake-up: a huge directory must not
- * hold the worker, and want_write brings us back while the socket has room. */
-static bool conn_send(struct worker *w, struct conn *c)
-{
-    int r = send_out(w, c);
-    if (r == 1)
-        r = send_file_body(w, c);
-    if (r == 1 && c->body == BODY_LISTING) {
-        if (dirlist_fill(w, c) < 0) {
-            conn_close(w, c, CLOSE_ERROR);
-            return false;
-        }
-        r = send_out(w, c);
-        if (r == 1 && c->body == BODY_LISTING) {
-            w->loop->want_write(w, c);
-            r = 0;
-        }
-    }
-    return r == 1;
 }
 
 /* ---- reading -------------------------------------------------------------------- */
-
-static void start_linger(struct worker *w, struct conn *c)
-{
-    log_response(w, c);
-    release_body(w, c);
-    release_slot(w, c);
-    sys_shutdown_write(c->fd);
-    c->state = CONN_LINGER;
-    timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
-    w->loop->want_read(w, c);
-}
 
 /* After a complete response. Returns true when pipelined bytes wait to be
  * parsed (the caller loops instead of recursing). */
 static bool response_done(struct worker *w, struct conn *c)
 {
-    release_body(w, c);
-    if (!c->keep_alive || w->draining) {
+    struct exchange *x = &c->x;
+    if (x->close_after || w->draining) {
         /* Linger only where the client may still be sending: after an
-         * error, while draining a keep-alive connection, or with bytes
+         * error, while closing a connection it wanted kept, or with bytes
          * already buffered past this request. A client that asked to
          * close and sent nothing more is closed at once (as nginx does). */
-        if (c->status >= 400 || c->keep_alive || c->in_len > c->head_len)
-            start_linger(w, c);
+        bool linger = x->status >= 400 || x->keep_alive || c->in_len > c->head_len;
+        enum close_reason why = c->timed_out                   ? CLOSE_TIMEOUT
+                                : x->keep_alive && w->draining ? CLOSE_SHUTDOWN
+                                                               : CLOSE_DONE;
+        request_end(w, c);
+        if (linger)
+            start_linger(w, c, why);
         else
-            conn_close(w, c, CLOSE_DONE);
+            conn_close(w, c, why);
         return false;
     }
-    log_response(w, c);
+    request_end(w, c);
     /* Drop the answered head; pipelined bytes move to the front. */
     uint32_t rest = c->in_len - c->head_len;
     if (rest)
         mem_move(conn_in(c), conn_in(c) + c->head_len, rest);
     c->in_len = rest;
     c->head_len = 0;
-    out_clear(c);
     c->state = CONN_READ;
     if (rest) {
-        c->head_deadline_set = w->now_ms;
-        arm(w, c, w->srv->cfg.timeout_header);
+        c->head_started_ms = w->now_ms;
+        arm(w, c, w->set->timeout_header);
         return true;
     }
     /* Idle: hold no buffer while waiting for the next request. */
     release_slot(w, c);
-    c->head_deadline_set = 0;
-    arm(w, c, w->srv->cfg.timeout_keepalive);
+    c->head_started_ms = 0;
+    arm(w, c, w->set->timeout_keepalive);
     w->loop->want_read(w, c);
     return false;
+}
+
+/* Starts answering: the exchange is begun and filled, the queue drains. */
+static void start_response(struct worker *w, struct conn *c)
+{
+    c->state = CONN_WRITE;
+    arm(w, c, w->set->timeout_send);
 }
 
 /* Parses what has arrived and answers each complete head in order, as long
@@ -326,63 +318,74 @@ static void process_input(struct worker *w, struct conn *c)
             }
             r = -431; /* cannot happen within the limits; never spin on a full buffer */
         }
-        c->log_method = c->log_target = c->log_referer = c->log_ua = (struct span){0};
-        c->log_minor = 1;
-        c->head_only = false;
+        request_begin(w, c);
         if (r < 0) {
             /* A syntax error: the framing is unknown, so nothing after it
-             * can be trusted: answer, then close (RFC 9112 §2.2). */
+             * can be trusted (the handler closes after answering). */
             c->head_len = c->in_len;
-            c->keep_alive = false;
-            handler_error(w, c, (int)-r);
+            handler_error(w, &c->x, (int)-r);
         } else {
             c->head_len = (uint32_t)r;
-            handler_request(w, c);
+            handler_request(w, &c->x, &w->req);
         }
-        c->state = CONN_WRITE;
-        c->body_sent = 0;
-        arm(w, c, w->srv->cfg.timeout_send);
-    } while (conn_send(w, c) && response_done(w, c));
+        start_response(w, c);
+    } while (drive(w, c) == 1 && response_done(w, c));
 }
 
-char *conn_recv_buffer(struct worker *w, struct conn *c, size_t *room)
+char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    if (!c->slot) {
-        c->slot = pool_get(&w->pool);
-        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
-        c->in_len = 0;
+    if (c->state == CONN_READ) {
+        take_slot(w, c);
+    } else if (c->state != CONN_WRITE || !c->slot) {
+        *room = 0;
+        return NULL;
     }
     *room = POOL_IN_SIZE - c->in_len;
     return conn_in(c) + c->in_len;
 }
 
-void conn_received(struct worker *w, struct conn *c, ssize_t n)
+void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 {
-    if (c->state == CONN_LINGER) {
+    switch (c->state) {
+    case CONN_LINGER:
         /* Whatever the client still sends after our last response is
-         * dropped; its end (or an error) ends the connection. */
+         * dropped (by the backend); its end (or an error) ends the
+         * connection. */
         if (n > 0 || n == -EAGAIN || n == -EINTR)
             w->loop->want_read(w, c);
         else
-            conn_close(w, c, CLOSE_DONE);
+            conn_close(w, c, c->linger_why);
         return;
+    case CONN_WRITE:
+        /* Pipelined bytes while a response is in flight: parsed when it
+         * ends. The end of the stream is reported again once we read. */
+        if (n > 0)
+            c->in_len += (uint32_t)n;
+        return;
+    case CONN_READ: break;
+    default: return;
     }
-    if (c->state != CONN_READ)
-        return;
     if (n == -EAGAIN || n == -EINTR) {
         if (c->in_len == 0)
             release_slot(w, c);
         w->loop->want_read(w, c);
         return;
     }
+    if (n == -EOVERFLOW) {
+        /* The backend dropped input it could not hold: what is left
+         * cannot be answered; close once the client has read the rest. */
+        request_end(w, c);
+        start_linger(w, c, CLOSE_OVERFLOW);
+        return;
+    }
     if (n <= 0) {
         conn_close(w, c, n == 0 ? CLOSE_PEER : CLOSE_ERROR);
         return;
     }
-    if (c->in_len == 0 && c->head_deadline_set == 0) {
+    if (c->in_len == 0 && c->head_started_ms == 0) {
         /* The first byte of a head starts its absolute deadline. */
-        c->head_deadline_set = w->now_ms;
-        arm(w, c, w->srv->cfg.timeout_header);
+        c->head_started_ms = w->now_ms;
+        arm(w, c, w->set->timeout_header);
     }
     c->in_len += (uint32_t)n;
     process_input(w, c);
@@ -390,7 +393,7 @@ void conn_received(struct worker *w, struct conn *c, ssize_t n)
 
 void conn_writable(struct worker *w, struct conn *c)
 {
-    if (c->state == CONN_WRITE && conn_send(w, c) && response_done(w, c))
+    if (c->state == CONN_WRITE && drive(w, c) == 1 && response_done(w, c))
         process_input(w, c);
 }
 
@@ -402,23 +405,26 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
         conn_close(w, c, CLOSE_ERROR);
         return;
     }
-    consume(c, (size_t)n);
-    arm(w, c, w->srv->cfg.timeout_send);
+    outq_consume(&c->x.q, (uint64_t)n, &c->x.head_sent, &c->x.body_sent);
+    arm(w, c, w->set->timeout_send);
     conn_writable(w, c);
 }
 
 void conn_on_timeout(struct worker *w, struct conn *c)
 {
-    if (c->state == CONN_READ && c->in_len > 0) {
-        /* A head that did not arrive in time (slowloris): say so, once,
-         * without waiting for the client to read it. */
+    if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out) {
+        /* A head that did not arrive in time (slowloris): say so, then
+         * close, as a fresh exchange of its own with no request line. */
+        c->timed_out = true;
         c->head_len = c->in_len;
-        c->keep_alive = false;
-        handler_error(w, c, 408);
-        (void)sys_sendv(c->fd, c->iov, c->niov, false);
-        c->body_sent = 0;
+        request_begin(w, c);
+        handler_error(w, &c->x, 408);
+        start_response(w, c);
+        if (drive(w, c) == 1)
+            response_done(w, c);
+        return;
     }
-    conn_close(w, c, CLOSE_TIMEOUT);
+    conn_close(w, c, c->state == CONN_LINGER ? c->linger_why : CLOSE_TIMEOUT);
 }
 
 /* SIGTERM: idle connections go now; the others finish their response and

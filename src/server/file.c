@@ -2,109 +2,139 @@
 /*
  * file.c - the response for a regular file: preconditions (RFC 9110 §13.2.2)
  * then Range (§14.2) then 200, 206 (one range or multipart/byteranges), 304,
- * 412 or 416. The file is described by a cache entry (filecache.h): its
- * constant head fields are queued as they are, and its bytes come from the
- * entry's memory (one gathered send) or its descriptor (sendfile). A cache
- * hit for a whole small file costs one sendmsg: no open, stat, read, close.
+ * 412 or 416. The file is described by a cache entry (filecache.h) whose
+ * fields go into the head as a block (kept in HTTP/1 form for a cached
+ * file), and its bytes come from the entry's memory (one gathered send) or
+ * its descriptor (sendfile). A cache hit for a whole small file costs one
+ * sendmsg: no open, stat, read, close.
  */
+#include "server/file.h"
+
 #include "core/bytes.h"
 #include "core/cond.h"
 #include "core/multipart.h"
 #include "core/range.h"
 #include "core/respond.h"
-#include "server/server.h"
+#include "core/response.h"
+#include "server/exchange.h"
+#include "server/filecache.h"
+#include "server/handler.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
-/* The head's last line(s), constant strings so they can be queued as is. */
-static struct span head_tail(struct worker *w, const struct conn *c)
+/* Where the file's bytes are: the entry's memory or a descriptor. */
+struct file_bytes {
+    const char *mem; /* or NULL */
+    int fd;
+};
+
+static void body_range(struct exchange *x, struct file_bytes fb, uint64_t first, uint64_t last)
 {
-    if (!c->keep_alive || w->draining)
-        return SPAN_LIT("Connection: close\r\n\r\n");
-    if (c->log_minor == 0)
-        return SPAN_LIT("Connection: keep-alive\r\n\r\n");
-    return SPAN_LIT("\r\n");
+    if (fb.mem)
+        exchange_body_mem(x, fb.mem + first, last - first + 1);
+    else
+        exchange_body_file(x, fb.fd, first, last - first + 1);
 }
 
-/* Queues out[0..b->len) then the tail; the head ends there. */
-static void queue_head(struct worker *w, struct conn *c, struct buf *b)
-{
-    PITH_ASSERT(!b->full);
-    struct span tail = head_tail(w, c);
-    conn_push_out(c, b->len);
-    conn_push(c, tail.p, tail.n);
-    c->head_left = (uint32_t)(b->len + tail.n);
-}
-
-static void put_validators(struct buf *b, const struct fc_entry *e, const char *cache_control)
+static void add_validators(struct response *r, const struct fc_entry *e)
 {
     if (e->has_lm)
-        respond_field(b, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
-    respond_field(b, "ETag", span_make(e->etag, e->etag_len));
-    respond_field_cstr(b, "Cache-Control",
-                       e->immutable ? "max-age=31536000, immutable" : cache_control);
+        response_add(r, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
+    response_add(r, "ETag", span_make(e->etag, e->etag_len));
+    response_add(r, "Cache-Control", e->cache_control);
 }
 
-/* The bytes [first, last] of the file: a piece of the entry's memory, or a
- * sendfile segment of fd. */
-static void queue_bytes(struct conn *c, const struct fc_entry *e, int fd, uint64_t first,
-                        uint64_t last)
+/* 200: the entry's field block as it is. */
+static void full_response(struct worker *w, struct exchange *x, const struct fc_entry *e,
+                          struct file_bytes fb)
 {
-    if (e->body) {
-        conn_push(c, e->body + first, last - first + 1);
-        return;
-    }
-    c->body = BODY_FILE;
-    c->body_fd = fd;
-    c->body_off = first;
-    c->body_end = last + 1;
+    struct response r = response_make(200);
+    r.block = &e->fields;
+    response_set_length(&r, e->st.size);
+    exchange_reply(w, x, &r);
+    if (e->st.size > 0)
+        body_range(x, fb, 0, e->st.size - 1);
 }
 
-/* 200: the head from the entry as is, between Date/Server and the tail. */
-static void full_response(struct worker *w, struct conn *c, const struct fc_entry *e, int fd)
+static void not_modified(struct worker *w, struct exchange *x, const struct fc_entry *e)
 {
-    struct buf b = handler_head_begin(w, c, 200);
-    if (c->entry) {
-        /* The entry outlives the response (it holds a reference). */
-        struct span tail = head_tail(w, c);
-        conn_push_out(c, b.len);
-        conn_push(c, e->head, e->head_len);
-        conn_push(c, tail.p, tail.n);
-        c->head_left = (uint32_t)(b.len + e->head_len + tail.n);
-    } else {
-        buf_put(&b, e->head, e->head_len); /* a scratch description: copy */
-        queue_head(w, c, &b);
-    }
-    if (!c->head_only && e->st.size > 0)
-        queue_bytes(c, e, fd, 0, e->st.size - 1);
+    struct response r = response_make(304);
+    add_validators(&r, e);
+    exchange_reply(w, x, &r);
 }
 
-static void not_modified(struct worker *w, struct conn *c, const struct fc_entry *e)
+static void single_range(struct worker *w, struct exchange *x, const struct fc_entry *e,
+                         struct file_bytes fb, const struct range *rg)
 {
-    struct buf b = handler_head_begin(w, c, 304);
-    put_validators(&b, e, w->srv->cache_control);
-    queue_head(w, c, &b);
-}
-
-static void single_range(struct worker *w, struct conn *c, const struct fc_entry *e, int fd,
-                         const struct range *r)
-{
-    struct buf b = handler_head_begin(w, c, 206);
-    respond_field(&b, "Content-Type", e->type);
-    respond_field_u64(&b, "Content-Length", r->last - r->first + 1);
-    buf_put_cstr(&b, "Content-Range: bytes ");
-    buf_put_u64(&b, r->first);
-    buf_put_char(&b, '-');
-    buf_put_u64(&b, r->last);
-    buf_put_char(&b, '/');
-    buf_put_u64(&b, e->st.size);
-    buf_put_cstr(&b, "\r\n");
-    put_validators(&b, e, w->srv->cache_control);
-    respond_field_cstr(&b, "Accept-Ranges", "bytes");
-    queue_head(w, c, &b);
-    queue_bytes(c, e, fd, r->first, r->last);
+    char cr[80];
+    struct buf v = buf_make(cr, sizeof cr);
+    buf_put_cstr(&v, "bytes ");
+    buf_put_u64(&v, rg->first);
+    buf_put_char(&v, '-');
+    buf_put_u64(&v, rg->last);
+    buf_put_char(&v, '/');
+    buf_put_u64(&v, e->st.size);
+    PITH_ASSERT(!v.full);
+    struct response r = response_make(206);
+    response_add(&r, "Content-Type", e->type);
+    response_add(&r, "Content-Range", span_make(cr, v.len));
+    add_validators(&r, e);
+    response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
+    response_set_length(&r, rg->last - rg->first + 1);
+    exchange_reply(w, x, &r);
+    body_range(x, fb, rg->first, rg->last);
 }
 
 /* ---- multipart/byteranges ----------------------------------------------------------- */
+
+/* A multipart body's state, in the exchange's scratch memory. */
+struct parts {
+    struct range r[RANGE_MAX];
+    unsigned n, next;
+    char boundary[MULTIPART_BOUNDARY_LEN];
+    struct span type; /* the representation's Content-Type (a constant) */
+    uint64_t size;    /* the representation's length */
+    struct file_bytes bytes;
+};
+
+static struct parts *parts_of(struct exchange *x)
+{
+    PITH_ASSERT(sizeof(struct parts) <= x->scratch_cap);
+    return (struct parts *)(void *)x->scratch;
+}
+
+static struct multipart frame_of(const struct parts *p)
+{
+    return (struct multipart){span_make(p->boundary, MULTIPART_BOUNDARY_LEN), p->type, p->size};
+}
+
+/* One part per call: its head (in the out region), then its bytes; after
+ * the last, the closing delimiter. */
+static int parts_fill(struct worker *w, struct exchange *x)
+{
+    (void)w;
+    struct parts *p = parts_of(x);
+    struct multipart mp = frame_of(p);
+    struct buf b = exchange_out_room(x);
+    PITH_ASSERT(outq_room(&x->q) >= 2);
+    if (p->next < p->n) {
+        const struct range *r = &p->r[p->next];
+        multipart_part_head(&b, &mp, r, p->next == 0);
+        PITH_ASSERT(!b.full);
+        exchange_out_commit(x, b.len);
+        exchange_body_mem(x, b.p, b.len);
+        body_range(x, p->bytes, r->first, r->last);
+        p->next++;
+        return BODY_MORE;
+    }
+    multipart_end(&b, &mp);
+    PITH_ASSERT(!b.full);
+    exchange_out_commit(x, b.len);
+    exchange_body_mem(x, b.p, b.len);
+    return BODY_DONE;
+}
+
+static const struct body_source parts_source = {.fill = parts_fill, .done = NULL};
 
 /* A fresh boundary for each response: random bits from the worker's start
  * mixed with a counter (splitmix64), so no file can predict or contain it. */
@@ -121,126 +151,80 @@ static void new_boundary(struct worker *w, char *out)
     }
 }
 
-/* The parts' state lives in the slot's dir region (unused for files): the
- * ranges, then the boundary. */
-static struct range *part_ranges(const struct conn *c)
+static void multi_range(struct worker *w, struct exchange *x, const struct fc_entry *e,
+                        struct file_bytes fb, const struct range *rg, unsigned n)
 {
-    return (struct range *)(void *)conn_dir(c);
-}
-
-static struct multipart part_frame(const struct conn *c)
-{
-    const char *boundary = conn_dir(c) + RANGE_MAX * sizeof(struct range);
-    return (struct multipart){span_make(boundary, MULTIPART_BOUNDARY_LEN), c->part_type,
-                              c->part_size};
-}
-
-void handler_multipart_next(struct worker *w, struct conn *c)
-{
-    (void)w;
-    struct buf b = buf_make(conn_out(c) + c->out_used, POOL_OUT_SIZE - c->out_used);
-    const struct range *r = &part_ranges(c)[c->part];
-    struct multipart mp = part_frame(c);
-    if (c->part < c->nparts) {
-        multipart_part_head(&b, &mp, r, c->part == 0);
-        PITH_ASSERT(!b.full);
-        conn_push_out(c, b.len);
-        c->part++;
-        c->body_off = c->body_end = 0;
-        if (c->entry && c->entry->body) {
-            conn_push(c, c->entry->body + r->first, r->last - r->first + 1);
-        } else {
-            c->body_off = r->first;
-            c->body_end = r->last + 1;
-        }
-        return;
-    }
-    multipart_end(&b, &mp);
-    PITH_ASSERT(!b.full);
-    conn_push_out(c, b.len);
-    c->body = BODY_NONE; /* the descriptor is released with the response */
-}
-
-static void multi_range(struct worker *w, struct conn *c, const struct fc_entry *e, int fd,
-                        const struct range *r, unsigned n)
-{
-    struct range *saved = part_ranges(c);
+    struct parts *p = parts_of(x);
     for (unsigned i = 0; i < n; i++)
-        saved[i] = r[i];
-    c->part_type = e->type;
-    c->part_size = e->st.size;
-    new_boundary(w, conn_dir(c) + RANGE_MAX * sizeof(struct range));
-    struct multipart mp = part_frame(c);
-    struct buf b = handler_head_begin(w, c, 206);
-    buf_put_cstr(&b, "Content-Type: multipart/byteranges; boundary=");
-    buf_put_span(&b, mp.boundary);
-    buf_put_cstr(&b, "\r\n");
-    respond_field_u64(&b, "Content-Length", multipart_length(&mp, saved, n));
-    put_validators(&b, e, w->srv->cache_control);
-    respond_field_cstr(&b, "Accept-Ranges", "bytes");
-    respond_end_head(&b);
-    /* The tail goes in the out region too, so the first part head can
-     * follow it there. */
-    struct span tail = head_tail(w, c);
-    b.len -= 2;
-    buf_put_span(&b, tail);
-    PITH_ASSERT(!b.full);
-    conn_push_out(c, b.len);
-    c->head_left = (uint32_t)b.len;
-    c->body = BODY_MULTIPART;
-    c->body_fd = fd;
-    c->part = 0;
-    c->nparts = (uint8_t)n;
-    handler_multipart_next(w, c);
+        p->r[i] = rg[i];
+    p->n = n;
+    p->next = 0;
+    p->type = e->type;
+    p->size = e->st.size;
+    p->bytes = fb;
+    new_boundary(w, p->boundary);
+    struct multipart mp = frame_of(p);
+    char ct[64 + MULTIPART_BOUNDARY_LEN];
+    struct buf v = buf_make(ct, sizeof ct);
+    buf_put_cstr(&v, "multipart/byteranges; boundary=");
+    buf_put_span(&v, mp.boundary);
+    PITH_ASSERT(!v.full);
+    struct response r = response_make(206);
+    response_add(&r, "Content-Type", span_make(ct, v.len));
+    add_validators(&r, e);
+    response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
+    response_set_length(&r, multipart_length(&mp, p->r, n));
+    exchange_reply(w, x, &r);
+    exchange_body_source(x, &parts_source);
 }
 
 /* 416 (RFC 9110 §15.5.17): the error page plus "Content-Range: bytes * /len". */
-static void range_not_satisfiable(struct worker *w, struct conn *c, const struct fc_entry *e)
+static void range_not_satisfiable(struct worker *w, struct exchange *x, const struct fc_entry *e)
 {
     char cr[32];
     struct buf v = buf_make(cr, sizeof cr);
     buf_put_cstr(&v, "bytes */");
     buf_put_u64(&v, e->st.size);
-    handler_small(w, c, 416, "Content-Range", span_make(cr, v.len), false);
+    handler_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
 }
 
 /* GET with a Range, after the preconditions passed (RFC 9110 §14.2). */
-static void ranged_response(struct worker *w, struct conn *c, const struct fc_entry *e, int fd)
+static void ranged_response(struct worker *w, struct exchange *x, const struct fc_entry *e,
+                            struct file_bytes fb)
 {
     const struct http_info *f = &w->info;
-    if (f->if_range.p &&
-        !cond_if_range(f->if_range, span_make(e->etag, e->etag_len), e->lm, e->has_lm)) {
-        full_response(w, c, e, fd); /* the client's copy is stale: all of it */
+    if (f->if_range.p && !cond_if_range(f->if_range, span_make(e->etag, e->etag_len), e->lm,
+                                        e->has_lm, w->now_sec)) {
+        full_response(w, x, e, fb); /* the client's copy is stale: all of it */
         return;
     }
     struct range r[RANGE_MAX];
     int n = range_parse(f->range, e->st.size, r, RANGE_MAX);
     if (n == RANGE_UNSATISFIABLE)
-        range_not_satisfiable(w, c, e);
+        range_not_satisfiable(w, x, e);
     else if (n == 1)
-        single_range(w, c, e, fd, &r[0]);
+        single_range(w, x, e, fb, &r[0]);
     else if (n > 1)
-        multi_range(w, c, e, fd, r, (unsigned)n);
+        multi_range(w, x, e, fb, r, (unsigned)n);
     else
-        full_response(w, c, e, fd); /* ignored, or too many: the whole file */
+        full_response(w, x, e, fb); /* ignored, or too many: the whole file */
 }
 
-void file_respond(struct worker *w, struct conn *c, struct fc_result *res, struct span name)
+void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
 {
     struct fc_entry *e = res->entry;
-    int fd;
+    struct file_bytes fb;
     if (e) {
-        c->entry = e; /* released when the response ends */
-        fd = e->fd;
+        x->entry = e; /* released when the exchange ends */
+        fb = (struct file_bytes){e->body, e->fd};
     } else {
-        /* Not cached (no room): describe it in the worker's scratch entry,
-         * whose fields are copied into the out region, never referenced. */
+        /* Not cached (no room): described in the worker's scratch entry,
+         * whose fields are copied into the head, never referenced (it
+         * keeps no HTTP/1 form). */
         e = &w->scratch_entry;
         filecache_describe(&w->cache.cfg, e, &res->st, name, w->now_sec);
-        e->body = NULL;
-        fd = res->fd;
-        c->body_fd = fd;
-        c->body_fd_owned = true; /* closed with the response */
+        x->fd = res->fd; /* closed when the exchange ends */
+        fb = (struct file_bytes){NULL, res->fd};
     }
     struct cond_input in = {
         .info = &w->info,
@@ -251,13 +235,13 @@ void file_respond(struct worker *w, struct conn *c, struct fc_result *res, struc
         .now = w->now_sec,
     };
     switch (cond_evaluate(&in)) {
-    case COND_FAILED: handler_error(w, c, 412); return;
-    case COND_NOT_MODIFIED: not_modified(w, c, e); return;
+    case COND_FAILED: handler_error(w, x, 412); return;
+    case COND_NOT_MODIFIED: not_modified(w, x, e); return;
     case COND_PROCEED: break;
     }
     /* Range is for GET only: HEAD answers like a full GET (§14.2). */
-    if (w->info.range.p && !c->head_only)
-        ranged_response(w, c, e, fd);
+    if (w->info.range.p && !x->head_only)
+        ranged_response(w, x, e, fb);
     else
-        full_response(w, c, e, fd);
+        full_response(w, x, e, fb);
 }

@@ -11,7 +11,6 @@
 #include "core/bytes.h"
 #include "core/glob.h"
 #include "core/mime.h"
-#include "core/respond.h"
 
 #include <errno.h>
 
@@ -186,17 +185,28 @@ void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const s
     /* RFC 9110 §8.8.2.1: never a Last-Modified later than the Date. */
     e->lm = st->mtime_sec > now_sec ? now_sec : st->mtime_sec;
     e->has_lm = date_format_imf(e->lm, e->lm_text) != 0;
-    struct buf b = buf_make(e->head, sizeof e->head);
-    respond_field(&b, "Content-Type", e->type);
-    respond_field_u64(&b, "Content-Length", st->size);
+    e->cache_control = e->immutable ? SPAN_LIT("max-age=31536000, immutable")
+                                    : span_make(s->cache_control, cstr_len(s->cache_control));
+    struct field_block *fb = &e->fields;
+    fb->n = 0;
+    fb->h1 = (struct span){0};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Type"), e->type};
     if (e->has_lm)
-        respond_field(&b, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
-    respond_field(&b, "ETag", span_make(e->etag, e->etag_len));
-    respond_field_cstr(&b, "Cache-Control",
-                       e->immutable ? "max-age=31536000, immutable" : s->cache_control);
-    respond_field_cstr(&b, "Accept-Ranges", "bytes");
+        fb->f[fb->n++] =
+            (struct response_field){SPAN_LIT("Last-Modified"), span_make(e->lm_text, DATE_IMF_LEN)};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("ETag"), span_make(e->etag, e->etag_len)};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Cache-Control"), e->cache_control};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Accept-Ranges"), SPAN_LIT("bytes")};
+}
+
+/* Keeps the block's HTTP/1 form in the entry (it lives as long as the
+ * entry, which every response using it holds). */
+static void keep_h1(struct fc_entry *e)
+{
+    struct buf b = buf_make(e->head, sizeof e->head);
+    field_block_encode_h1(&b, &e->fields);
     PITH_ASSERT(!b.full);
-    e->head_len = (uint16_t)b.len;
+    e->fields.h1 = span_make(e->head, b.len);
 }
 
 /* Reads the whole file into a block; false (and no block) if it changed
@@ -251,6 +261,7 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
         return;
     }
     filecache_describe(s, e, &out->st, span_make(path, n), now_sec);
+    keep_h1(e);
     mem_copy(e->key, path, n);
     e->key_len = (uint16_t)n;
     e->hash = h;

@@ -4,7 +4,8 @@
  *
  * An entry is keyed by the normalized relative path and holds what answering
  * for that file needs without a system call: the stat, the ETag and
- * Last-Modified, the media type, the constant part of the response head, and
+ * Last-Modified, the media type, the fields of a 200 response (with their
+ * HTTP/1 form, so a hit copies none of them), and
  * either the file's bytes (files up to --cache-max-file, within --cache-size
  * MiB per worker) or an open descriptor for sendfile.
  *
@@ -22,6 +23,7 @@
 
 #include "core/date.h"
 #include "core/etag.h"
+#include "core/response.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 
@@ -45,14 +47,15 @@ struct fc_entry {
     int64_t checked_ms;
     struct sys_stat st;
     struct span type;
+    struct span cache_control; /* a constant, or the settings' string */
     bool immutable;
     bool has_lm;
     int64_t lm;
     uint8_t etag_len;
     char etag[ETAG_MAX];
     char lm_text[DATE_IMF_LEN];
-    uint16_t head_len;
-    char head[FC_HEAD_MAX]; /* Content-Type .. Accept-Ranges, each ending CRLF */
+    struct field_block fields; /* Content-Type .. Accept-Ranges of a 200 */
+    char head[FC_HEAD_MAX];    /* their HTTP/1 form, for a cached entry */
     uint16_t key_len;
     char key[FC_KEY_MAX];
 };
@@ -106,8 +109,8 @@ void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, in
 /* Drops a reference taken by filecache_lookup(). */
 void filecache_release(struct filecache *fc, struct fc_entry *e);
 
-/* Fills an entry's validators, type and head for st (also used for files
- * that are not cached). */
+/* Fills an entry's validators, type and field block for st (also used for
+ * files that are not cached); the block keeps no HTTP/1 form. */
 void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const struct sys_stat *st,
                         struct span name, int64_t now_sec);
 

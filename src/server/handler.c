@@ -6,11 +6,17 @@
  * decision is a core verdict (http_fields, target, resolve); this file maps
  * verdicts to responses and sets up the body for conn.c to send.
  */
+#include "server/handler.h"
+
 #include "core/bytes.h"
 #include "core/escape.h"
 #include "core/respond.h"
+#include "core/response.h"
 #include "core/target.h"
-#include "server/server.h"
+#include "server/dirlist.h"
+#include "server/exchange.h"
+#include "server/file.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -18,67 +24,52 @@
 
 #define ALLOW "GET, HEAD, OPTIONS"
 
-/* ---- response heads ---------------------------------------------------------------- */
+/* ---- small responses ---------------------------------------------------------------- */
 
-struct buf handler_head_begin(struct worker *w, struct conn *c, int status)
-{
-    struct buf b = buf_make(conn_out(c), POOL_OUT_SIZE);
-    respond_status_line(&b, status);
-    respond_field(&b, "Date", span_make(w->date, DATE_IMF_LEN));
-    respond_field_cstr(&b, "Server", SERVER_NAME);
-    c->status = status;
-    return b;
-}
-
-static void head_end(struct worker *w, struct conn *c, struct buf *b)
-{
-    if (!c->keep_alive || w->draining)
-        respond_field_cstr(b, "Connection", "close");
-    else if (c->log_minor == 0)
-        respond_field_cstr(b, "Connection", "keep-alive");
-    respond_end_head(b);
-    PITH_ASSERT(!b->full);
-    c->head_left = (uint32_t)b->len;
-}
-
-/* An error (or redirect) with the small fixed HTML body; `extra` is one more
- * field ("Allow", "Location") or NULL. */
-void handler_small(struct worker *w, struct conn *c, int status, const char *extra_name,
+void handler_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
                    struct span extra_value, bool cacheable)
 {
-    struct buf b = handler_head_begin(w, c, status);
-    respond_field_cstr(&b, "Content-Type", "text/html; charset=utf-8");
-    respond_field_u64(&b, "Content-Length", respond_error_body_len(status));
+    struct response r = response_make(status);
+    response_add(&r, "Content-Type", SPAN_LIT("text/html; charset=utf-8"));
     if (extra_name)
-        respond_field(&b, extra_name, extra_value);
+        response_add(&r, extra_name, extra_value);
     /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
     if (cacheable)
-        respond_field_cstr(&b, "Cache-Control", w->srv->cache_control);
-    head_end(w, c, &b);
-    if (!c->head_only)
-        respond_error_body(&b, status);
+        response_add(&r, "Cache-Control",
+                     span_make(w->set->cache_control, cstr_len(w->set->cache_control)));
+    response_set_length(&r, respond_error_body_len(status));
+    exchange_reply(w, x, &r);
+    if (!x->body)
+        return;
+    struct buf b = exchange_out_room(x);
+    respond_error_body(&b, status);
     PITH_ASSERT(!b.full);
-    conn_push_out(c, b.len);
+    exchange_out_commit(x, b.len);
+    exchange_body_mem(x, b.p, b.len);
 }
 
-void handler_error(struct worker *w, struct conn *c, int status)
+/* The statuses whose request's end is unknown or untrusted: the connection
+ * closes after the answer, and nothing pipelined after it is read. */
+static bool status_closes(int status)
 {
-    /* 400-class framing errors, 408, 414, 431 and 505 mean the request's
-     * end is unknown or untrusted: close after answering. */
-    if (status == 400 || status == 408 || status == 414 || status == 431 || status == 505)
-        c->keep_alive = false;
+    return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
+}
+
+void handler_error(struct worker *w, struct exchange *x, int status)
+{
+    if (status_closes(status))
+        x->close = true;
     if (status == 405)
-        handler_small(w, c, status, "Allow", SPAN_LIT(ALLOW), false);
+        handler_small(w, x, status, "Allow", SPAN_LIT(ALLOW), false);
     else
-        handler_small(w, c, status, NULL, (struct span){0}, false);
+        handler_small(w, x, status, NULL, (struct span){0}, false);
 }
 
-static void options_response(struct worker *w, struct conn *c)
+static void options_response(struct worker *w, struct exchange *x)
 {
-    struct buf b = handler_head_begin(w, c, 204);
-    respond_field_cstr(&b, "Allow", ALLOW);
-    head_end(w, c, &b);
-    conn_push_out(c, b.len);
+    struct response r = response_make(204);
+    response_add(&r, "Allow", SPAN_LIT(ALLOW));
+    exchange_reply(w, x, &r);
 }
 
 /* ---- redirects ---------------------------------------------------------------------- */
@@ -88,7 +79,7 @@ static void options_response(struct worker *w, struct conn *c)
  * would read as another host (python/cpython#87389), so it is rebuilt from
  * the normalized path, percent-encoded. The parser admitted only VCHAR, so
  * no CR or LF can reach the field. */
-static void redirect_to_dir(struct worker *w, struct conn *c, const struct target *t)
+static void redirect_to_dir(struct worker *w, struct exchange *x, const struct target *t)
 {
     char loc[HTTP_MAX_REQUEST_LINE + 8];
     struct buf b = buf_make(loc, sizeof loc);
@@ -105,14 +96,13 @@ static void redirect_to_dir(struct worker *w, struct conn *c, const struct targe
         buf_put_span(&b, t->query);
     }
     if (b.full) {
-        handler_error(w, c, 414);
+        handler_error(w, x, 414);
         return;
     }
-    handler_small(w, c, 301, "Location", span_make(loc, b.len), true);
+    handler_small(w, x, 301, "Location", span_make(loc, b.len), true);
 }
 
-/* Maps a failed open beneath the root to the contract's status. */
-static int open_error_status(int err)
+int handler_open_error_status(int err)
 {
     switch (err) {
     case -ENOENT:
@@ -133,14 +123,14 @@ static int open_error_status(int err)
 
 /* Looks rel up in the cache (opening it beneath the root on a miss); on
  * failure queues the error and returns false. */
-static bool lookup(struct worker *w, struct conn *c, const char *rel, struct fc_result *res)
+static bool lookup(struct worker *w, struct exchange *x, const char *rel, struct fc_result *res)
 {
     filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, res);
     if (res->entry || res->fd >= 0)
         return true;
     if (res->err == -EMFILE || res->err == -ENFILE)
         log_error_errno("open", rel, res->err);
-    handler_error(w, c, open_error_status(res->err));
+    handler_error(w, x, handler_open_error_status(res->err));
     return false;
 }
 
@@ -165,9 +155,9 @@ static bool wants_json(struct worker *w, const struct target *t)
 
 /* A directory asked for with its trailing slash: the index file, else the
  * listing, else 403. */
-static void serve_directory(struct worker *w, struct conn *c, int dirfd, const struct target *t)
+static void serve_directory(struct worker *w, struct exchange *x, int dirfd, const struct target *t)
 {
-    const struct config *cfg = &w->srv->cfg;
+    const struct settings *cfg = w->set;
     size_t n = cstr_len(w->path), in = cstr_len(cfg->index);
     char rel[PATH_MAX + 1];
     if (n + 1 + in < sizeof rel) {
@@ -180,7 +170,7 @@ static void serve_directory(struct worker *w, struct conn *c, int dirfd, const s
         filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, &res);
         if (res.entry || (res.fd >= 0 && sys_file_type(&res.st) == SYS_FILE_REGULAR)) {
             sys_close(dirfd);
-            file_respond(w, c, &res, span_make(rel, at + in));
+            file_respond(w, x, &res, span_make(rel, at + in));
             return;
         }
         if (res.fd >= 0) {
@@ -189,22 +179,22 @@ static void serve_directory(struct worker *w, struct conn *c, int dirfd, const s
             /* An index that is a link (or unreadable) is refused, never
              * replaced by a listing that would show what it hides. */
             sys_close(dirfd);
-            handler_error(w, c, open_error_status(res.err));
+            handler_error(w, x, handler_open_error_status(res.err));
             return;
         }
     }
     if (!cfg->listing) {
         sys_close(dirfd);
-        handler_error(w, c, 403);
+        handler_error(w, x, 403);
         return;
     }
-    dirlist_start(w, c, dirfd, wants_json(w, t) ? LISTING_JSON : LISTING_HTML);
+    dirlist_start(w, x, dirfd, wants_json(w, t) ? LISTING_JSON : LISTING_HTML);
 }
 
-static void serve_path(struct worker *w, struct conn *c, const struct target *t, unsigned flags)
+static void serve_path(struct worker *w, struct exchange *x, const struct target *t, unsigned flags)
 {
     struct fc_result res;
-    if (!lookup(w, c, w->path, &res))
+    if (!lookup(w, x, w->path, &res))
         return;
     bool regular = res.entry || sys_file_type(&res.st) == SYS_FILE_REGULAR;
     if (regular && (flags & TARGET_TRAILING_SLASH)) {
@@ -214,28 +204,28 @@ static void serve_path(struct worker *w, struct conn *c, const struct target *t,
             filecache_release(&w->cache, res.entry);
         else
             sys_close(res.fd);
-        handler_error(w, c, 404);
+        handler_error(w, x, 404);
         return;
     }
     if (res.entry) {
-        file_respond(w, c, &res, span_make(w->path, cstr_len(w->path)));
+        file_respond(w, x, &res, span_make(w->path, cstr_len(w->path)));
         return;
     }
     switch (sys_file_type(&res.st)) {
     case SYS_FILE_REGULAR: /* not cached */
-        file_respond(w, c, &res, span_make(w->path, cstr_len(w->path)));
+        file_respond(w, x, &res, span_make(w->path, cstr_len(w->path)));
         return;
     case SYS_FILE_DIR:
         if (w->path[0] && !(flags & TARGET_TRAILING_SLASH)) {
             sys_close(res.fd);
-            redirect_to_dir(w, c, t);
+            redirect_to_dir(w, x, t);
             return;
         }
-        serve_directory(w, c, res.fd, t);
+        serve_directory(w, x, res.fd, t);
         return;
     default: /* fifo, socket, device: never served */
         sys_close(res.fd);
-        handler_error(w, c, 403);
+        handler_error(w, x, 403);
         return;
     }
 }
@@ -256,36 +246,47 @@ static int method_status(enum http_method m)
     }
 }
 
-void handler_request(struct worker *w, struct conn *c)
+/* What the access log shows of the request. */
+static void note_request(struct exchange *x, const struct http_request *req,
+                         const struct http_info *info)
 {
-    const struct http_request *req = &w->req;
-    c->log_method = req->method;
-    c->log_target = req->target;
-    c->log_minor = req->minor;
-    c->head_only = req->method_id == HTTP_METHOD_HEAD;
+    x->method = req->method;
+    x->target = req->target;
+    x->minor = req->minor;
+    x->head_only = req->method_id == HTTP_METHOD_HEAD;
+    x->referer = info->referer;
+    x->user_agent = info->user_agent;
+}
+
+void handler_request(struct worker *w, struct exchange *x, const struct http_request *req)
+{
     int r = http_fields_analyze(req, &w->info);
-    c->log_referer = w->info.referer;
-    c->log_ua = w->info.user_agent;
+    note_request(x, req, &w->info);
     if (r < 0) {
-        handler_error(w, c, -r);
+        /* Framing or Host in doubt: the request's end is unknown. */
+        x->close = true;
+        handler_error(w, x, -r);
         return;
     }
-    c->keep_alive = w->info.keep_alive;
+    x->keep_alive = w->info.keep_alive;
     int status = method_status(req->method_id);
     if (status) {
-        handler_error(w, c, status);
+        /* A body is never read: the connection ends after the answer,
+         * so no byte of it is taken for a request (RFC 9112 §9.6). */
+        x->close = w->info.has_body;
+        handler_error(w, x, status);
         return;
     }
     struct target t;
     if (target_split(req->target, &t) < 0) {
-        handler_error(w, c, 400);
+        handler_error(w, x, 400);
         return;
     }
     if (t.form == TARGET_ASTERISK) {
         if (req->method_id == HTTP_METHOD_OPTIONS)
-            options_response(w, c);
+            options_response(w, x);
         else
-            handler_error(w, c, 400);
+            handler_error(w, x, 400);
         return;
     }
     unsigned flags = 0;
@@ -293,13 +294,13 @@ void handler_request(struct worker *w, struct conn *c)
     if (n < 0) {
         /* A decoded path longer than PATH_MAX names no file: 404, not 414
          * (the request line itself was within its limit). */
-        handler_error(w, c, n == -414 ? 404 : (int)-n);
+        handler_error(w, x, n == -414 ? 404 : (int)-n);
         return;
     }
     w->path[n] = '\0';
     if (req->method_id == HTTP_METHOD_OPTIONS) {
-        options_response(w, c);
+        options_response(w, x);
         return;
     }
-    serve_path(w, c, &t, flags);
+    serve_path(w, x, &t, flags);
 }

@@ -7,8 +7,10 @@
  * Everything a keep-alive request costs here is one recv and one sendmsg
  * (plus a share of one epoll_wait).
  */
+#include "server/conn.h"
 #include "server/loop.h"
-#include "server/server.h"
+#include "server/transport.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -62,19 +64,34 @@ static void ep_want_write(struct worker *w, struct conn *c)
     watch(w, c, EPOLLOUT);
 }
 
-static ssize_t ep_send(struct worker *w, struct conn *c, bool more)
+static ssize_t ep_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
+                       bool more)
 {
-    ssize_t n = sys_sendv(c->fd, c->iov + c->iov_at, c->niov - c->iov_at, more);
-    if (n == -EAGAIN)
-        watch(w, c, EPOLLOUT); /* conn_writable() when there is room */
-    return n;
+    ssize_t r = sys_sendv(c->fd, iov, (int)n, more);
+    if (r == -EAGAIN)
+        watch(w, c, EPOLLOUT); /* writable() when there is room */
+    return r;
 }
 
-static bool ep_close(struct worker *w, struct conn *c)
+static ssize_t ep_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *off, size_t n)
+{
+    ssize_t r = sys_sendfile(c->fd, fd, off, n);
+    if (r == -EAGAIN)
+        watch(w, c, EPOLLOUT);
+    return r;
+}
+
+static void ep_close(struct worker *w, struct conn *c)
 {
     (void)w;
     sys_close(c->fd); /* also leaves the epoll set */
-    return true;
+}
+
+static bool ep_busy(struct worker *w, const struct conn *c)
+{
+    (void)w;
+    (void)c;
+    return false; /* every call completed before it returned */
 }
 
 static void accept_batch(struct worker *w)
@@ -94,8 +111,8 @@ static void accept_batch(struct worker *w)
     }
 }
 
-/* Readiness for reading: the bytes go to the slot, or, while lingering,
- * nowhere (up to 16 KiB a wake-up). */
+/* Readiness for reading: the bytes go where the transport says, or, while
+ * lingering, nowhere (up to 16 KiB a wake-up). */
 static void readable(struct worker *w, struct conn *c)
 {
     if (c->state == CONN_LINGER) {
@@ -106,12 +123,12 @@ static void readable(struct worker *w, struct conn *c)
             if (n <= 0)
                 break;
         }
-        conn_received(w, c, n);
+        c->tp->received(w, c, n);
         return;
     }
     size_t room;
-    char *p = conn_recv_buffer(w, c, &room);
-    conn_received(w, c, sys_recv(c->fd, p, room));
+    char *p = c->tp->recv_room(w, c, &room);
+    c->tp->received(w, c, room ? sys_recv(c->fd, p, room) : -EAGAIN);
 }
 
 static void dispatch(struct worker *w, struct conn *c, uint32_t events)
@@ -126,7 +143,7 @@ static void dispatch(struct worker *w, struct conn *c, uint32_t events)
         if (events & (EPOLLERR | EPOLLHUP))
             conn_close(w, c, CLOSE_ERROR);
         else if (events & EPOLLOUT)
-            conn_writable(w, c);
+            c->tp->writable(w, c);
         break;
     default: break;
     }
@@ -162,5 +179,7 @@ const struct loop_ops loop_epoll = {
     .want_read = ep_want_read,
     .want_write = ep_want_write,
     .send = ep_send,
+    .sendfile = ep_sendfile,
     .close = ep_close,
+    .busy = ep_busy,
 };

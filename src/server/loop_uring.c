@@ -15,7 +15,12 @@
  *   Bytes that arrive while a response is in flight (pipelining) are added
  *   to the slot; when it is full they are held (ring buffers, in order) and the
  *   multishot is cancelled until the connection catches up: the same
- *   backpressure as epoll's, which stops reading.
+ *   backpressure as epoll's, which stops reading. A connection holds at most
+ *   HELD_MAX buffers, and none once the ring is down to HELD_RESERVE free
+ *   ones, so stalled clients cannot starve the others of receive buffers;
+ *   bytes beyond that are dropped and the connection is closed once its
+ *   complete requests are answered (RFC 9112 §9.3.2: a client retries
+ *   pipelined requests left unanswered by a close).
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
  *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
  *   the socket is full a POLL_ADD waits for room.
@@ -23,8 +28,10 @@
  *   only when its last completion arrives: a send still reads its memory.
  * - Signals: a read of the signalfd, re-armed after each.
  */
+#include "server/conn.h"
 #include "server/loop.h"
-#include "server/server.h"
+#include "server/transport.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -39,6 +46,12 @@
 #define BUF_SIZE     4096 /* a typical request head fits one */
 #define BUF_GROUP    1
 #define BATCH        256
+/* A burst pulled in by a multishot before it is cancelled can be large
+ * (the kernel keeps receiving within one io_uring_enter: 70+ buffers seen
+ * from one pipelining client), so a connection may hold up to half the
+ * ring, but never the last quarter: that stays for everyone else. */
+#define HELD_MAX     (BUF_COUNT / 2)
+#define HELD_RESERVE (BUF_COUNT / 4)
 
 /* user_data: connection index << 8 | kind */
 enum kind {
@@ -61,16 +74,16 @@ struct uconn {
     struct msghdr msg;
     /* Held ring buffers, oldest first, linked through uring.held_next. A
      * burst pulled in before the switch to single-shot receives can be
-     * large (the multishot keeps reading within one io_uring_enter), so
-     * the only bound is the ring itself: bytes are never dropped. */
+     * large (the multishot keeps reading within one io_uring_enter); at
+     * most HELD_MAX are kept, and the connection ends after them. */
     uint16_t held_head, held_tail;
     uint16_t held_off; /* bytes of the head buffer already taken */
     uint16_t nheld;
-    bool end;      /* the stream ended (EOF or error) after the held bytes */
-    int32_t end_n; /* 0: EOF, < 0: -errno */
-    bool ready;    /* on the ready list */
-    bool starved;  /* on the starved list */
-    bool single;   /* pipelining seen: single-shot receives, sized to the room */
+    bool end;        /* the stream ended (EOF, error, overflow) after the held bytes */
+    int32_t end_n;   /* 0: EOF, < 0: -errno (-EOVERFLOW: bytes were dropped) */
+    bool ready;      /* on the ready list */
+    bool single;     /* pipelining seen: single-shot receives, sized to the room */
+    int32_t starved; /* index in the starved list, or -1 */
 };
 
 struct uring {
@@ -173,6 +186,8 @@ static int ur_init(struct worker *w)
     u->starved = sys_map((size_t)w->nconns * sizeof *u->starved);
     if (!u->uc || !u->ready || !u->starved)
         return -ENOMEM;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        u->uc[i].starved = -1;
     int r = setup_ring(&u->ring);
     if (r < 0)
         return r;
@@ -214,13 +229,36 @@ static int ur_conn_start(struct worker *w, struct conn *c)
 {
     c->events = 0;
     struct uconn *uc = uconn(w, c);
-    uc->nheld = 0;
+    PITH_ASSERT(uc->nheld == 0 && uc->starved < 0 && !uc->ready);
     uc->held_off = 0;
     uc->end = false;
-    uc->ready = false;
-    uc->starved = false;
     uc->single = false;
     return 0;
+}
+
+/* The starved list holds each waiting connection once: added here, taken
+ * off when fed or closed. */
+static void starve(struct worker *w, struct conn *c)
+{
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    if (uc->starved >= 0)
+        return;
+    PITH_ASSERT(u->nstarved < w->nconns);
+    uc->starved = (int32_t)u->nstarved;
+    u->starved[u->nstarved++] = (uint32_t)(c - w->conns);
+}
+
+static void unstarve(struct worker *w, struct conn *c)
+{
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    if (uc->starved < 0)
+        return;
+    uint32_t last = u->starved[--u->nstarved];
+    u->starved[uc->starved] = last;
+    u->uc[last].starved = uc->starved;
+    uc->starved = -1;
 }
 
 static void arm_recv(struct worker *w, struct conn *c)
@@ -230,8 +268,11 @@ static void arm_recv(struct worker *w, struct conn *c)
         /* A pipelining client: receive only what the slot has room for,
          * when it has room, so TCP flow control holds the rest back. */
         size_t room = BUF_SIZE;
-        if (c->state == CONN_READ && c->slot && POOL_IN_SIZE - c->in_len < room)
-            room = POOL_IN_SIZE - c->in_len;
+        if (c->state == CONN_READ && c->slot) {
+            size_t in_room;
+            c->tp->recv_room(w, c, &in_room);
+            room = in_room < room ? in_room : room;
+        }
         io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
     } else {
         /* len 0: each completion takes one whole ring buffer */
@@ -260,10 +301,7 @@ static void ur_want_read(struct worker *w, struct conn *c)
     if (state(w)->nfree == 0) {
         /* Every ring buffer is taken: arming now would only fail with
          * ENOBUFS; wait for one to come back. */
-        if (!uc->starved) {
-            uc->starved = true;
-            state(w)->starved[state(w)->nstarved++] = (uint32_t)(c - w->conns);
-        }
+        starve(w, c);
         return;
     }
     arm_recv(w, c);
@@ -279,19 +317,30 @@ static void ur_want_write(struct worker *w, struct conn *c)
     c->events |= IN_POLL;
 }
 
-static ssize_t ur_send(struct worker *w, struct conn *c, bool more)
+static ssize_t ur_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
+                       bool more)
 {
     struct uring *u = state(w);
     PITH_ASSERT(!(c->events & IN_SEND));
     struct msghdr *m = &u->uc[c - w->conns].msg;
     memset(m, 0, sizeof *m);
-    m->msg_iov = c->iov + c->iov_at;
-    m->msg_iovlen = (size_t)(c->niov - c->iov_at);
+    m->msg_iov = (struct iovec *)iov; /* the connection keeps it until the completion */
+    m->msg_iovlen = n;
     struct io_uring_sqe *sqe = sqe_get(u);
     io_uring_prep_sendmsg(sqe, c->fd, m, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
     c->events |= IN_SEND;
-    return -EAGAIN; /* conn_sent() with the result */
+    return -EAGAIN; /* sent() with the result */
+}
+
+/* sendfile(2) itself: zero-copy like splice, without a pipe per
+ * connection; a full socket waits for room with a POLL_ADD. */
+static ssize_t ur_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *off, size_t n)
+{
+    ssize_t r = sys_sendfile(c->fd, fd, off, n);
+    if (r == -EAGAIN)
+        ur_want_write(w, c);
+    return r;
 }
 
 static void cancel(struct worker *w, struct conn *c, enum kind k)
@@ -317,17 +366,23 @@ static void drop_held(struct uring *u, struct uconn *uc)
         held_pop(u, uc);
 }
 
-static bool ur_close(struct worker *w, struct conn *c)
+static void ur_close(struct worker *w, struct conn *c)
 {
     sys_close(c->fd);
     drop_held(state(w), uconn(w, c));
+    unstarve(w, c);
     if (c->events & IN_RECV)
         cancel(w, c, K_RECV);
     if (c->events & IN_SEND)
         cancel(w, c, K_SEND);
     if (c->events & IN_POLL)
         cancel(w, c, K_POLL);
-    return c->events == 0;
+}
+
+static bool ur_busy(struct worker *w, const struct conn *c)
+{
+    (void)w;
+    return c->events != 0 || state(w)->uc[c - w->conns].ready;
 }
 
 /* ---- completions ------------------------------------------------------------------------ */
@@ -385,31 +440,42 @@ static void hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
 }
 
 /* Bytes that arrived: to the slot, or held until it has room. */
+/* Whether c may keep one more ring buffer: within its own bound, and
+ * never into the reserve that keeps the others served. */
+static bool may_hold(struct worker *w, const struct uconn *uc)
+{
+    return uc->nheld < HELD_MAX && state(w)->nfree >= HELD_RESERVE;
+}
+
+/* Bytes that arrived: to the connection's input, held until it has room,
+ * or, beyond what it may hold, dropped with the stream ended. */
 static void take_bytes(struct worker *w, struct conn *c, const char *data, unsigned bid, size_t n)
 {
     struct uring *u = state(w);
     struct uconn *uc = uconn(w, c);
-    if (c->state == CONN_LINGER) {
+    if (c->state == CONN_LINGER || (uc->end && uc->end_n == -EOVERFLOW)) {
         buf_recycle(u, bid); /* dropped, as epoll drops them */
         return;
     }
     if (c->state != CONN_READ)
         pipelining_seen(w, c);
     size_t room = 0;
-    if (uc->nheld == 0 && c->state == CONN_READ)
-        conn_recv_buffer(w, c, &room);
-    else if (uc->nheld == 0 && c->state == CONN_WRITE && c->slot)
-        room = POOL_IN_SIZE - c->in_len;
+    char *dst = uc->nheld == 0 ? c->tp->recv_room(w, c, &room) : NULL;
     if (n <= room) {
-        memcpy(conn_in(c) + c->in_len, data, n);
-        buf_recycle(u, bid); /* at once: idle connections pin no buffer */
-        if (c->state == CONN_READ)
-            conn_received(w, c, (ssize_t)n);
-        else
-            c->in_len += (uint32_t)n; /* pipelined: read when this response ends */
+        memcpy(dst, data, n);
+        buf_recycle(u, bid);               /* at once: idle connections pin no buffer */
+        c->tp->received(w, c, (ssize_t)n); /* pipelined: waits until the response ends */
         return;
     }
-    hold(w, c, bid, n);
+    if (may_hold(w, uc)) {
+        hold(w, c, bid, n);
+        return;
+    }
+    buf_recycle(u, bid);
+    uc->end = true;
+    uc->end_n = -EOVERFLOW;
+    if (c->events & IN_RECV)
+        cancel(w, c, K_RECV);
 }
 
 static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
@@ -429,7 +495,7 @@ static void on_recv(struct worker *w, struct conn *c, const struct completion *e
     if (c->state == CONN_CLOSING)
         return;
     struct uconn *uc = uconn(w, c);
-    if (n == 0 || (n < 0 && n != -ENOBUFS && n != -ECANCELED)) {
+    if (!uc->end && (n == 0 || (n < 0 && n != -ENOBUFS && n != -ECANCELED))) {
         /* The end of the stream: now, or after the held bytes. */
         uc->end = true;
         uc->end_n = (int32_t)n;
@@ -452,8 +518,8 @@ static void deliver(struct worker *w, struct conn *c)
         drop_held(u, uc);
     } else if (c->state == CONN_READ && uc->nheld) {
         size_t room, total = 0;
-        char *dst = conn_recv_buffer(w, c, &room);
-        while (uc->nheld) {
+        char *dst = c->tp->recv_room(w, c, &room);
+        while (uc->nheld && total < room) {
             uint16_t bid = uc->held_head;
             size_t left = u->held_len[bid] - uc->held_off;
             size_t k = left < room - total ? left : room - total;
@@ -461,17 +527,17 @@ static void deliver(struct worker *w, struct conn *c)
             total += k;
             uc->held_off = (uint16_t)(uc->held_off + k);
             if (uc->held_off < u->held_len[bid])
-                break; /* the slot is full */
+                break; /* the input is full */
             held_pop(u, uc);
         }
-        conn_received(w, c, (ssize_t)total);
+        c->tp->received(w, c, (ssize_t)total);
         return;
     } else if (c->state != CONN_READ) {
         return; /* asked again when it waits for bytes */
     }
     if (uc->nheld == 0 && uc->end) {
         uc->end = false;
-        conn_received(w, c, uc->end_n);
+        c->tp->received(w, c, uc->end_n);
         return;
     }
     if (!(c->events & IN_RECV) && uc->nheld == 0)
@@ -484,8 +550,8 @@ static void feed_starved(struct worker *w)
 {
     struct uring *u = state(w);
     while (u->nstarved && u->nfree) {
-        struct conn *c = &w->conns[u->starved[--u->nstarved]];
-        uconn(w, c)->starved = false;
+        struct conn *c = &w->conns[u->starved[u->nstarved - 1]];
+        unstarve(w, c);
         if ((c->state == CONN_READ || c->state == CONN_LINGER) && !(c->events & IN_RECV))
             ur_want_read(w, c);
     }
@@ -511,7 +577,7 @@ static void on_conn(struct worker *w, const struct completion *e)
     case K_SEND:
         c->events &= ~IN_SEND;
         if (c->state != CONN_CLOSING)
-            conn_sent(w, c, e->res);
+            c->tp->sent(w, c, e->res);
         break;
     case K_POLL:
         c->events &= ~IN_POLL;
@@ -520,12 +586,10 @@ static void on_conn(struct worker *w, const struct completion *e)
         if (e->res < 0 && e->res != -ECANCELED)
             conn_close(w, c, CLOSE_ERROR);
         else
-            conn_writable(w, c);
+            c->tp->writable(w, c);
         break;
     default: break;
     }
-    if (c->state == CONN_CLOSING && c->events == 0)
-        conn_free(w, c);
 }
 
 static void dispatch(struct worker *w, const struct completion *e)
@@ -613,5 +677,7 @@ const struct loop_ops loop_uring = {
     .want_read = ur_want_read,
     .want_write = ur_want_write,
     .send = ur_send,
+    .sendfile = ur_sendfile,
     .close = ur_close,
+    .busy = ur_busy,
 };

@@ -1,21 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * master.c - the supervising process: forks one worker per listener, restarts
- * a worker that dies (and says so in the error log), forwards HUP/USR1, and
- * runs the graceful stop: on TERM/INT it closes its copies of the listeners
- * (so new connections are refused once the workers close theirs), asks the
- * workers to drain, and waits up to --grace seconds; a second TERM/INT, or
- * the end of the grace period, kills them.
+ * master.c - the supervising process: forks one worker per listener,
+ * restarts a worker that dies (and says so in the error log), reopens the
+ * log for the workers on HUP/USR1, and runs the graceful stop: on TERM/INT it
+ * closes its copies of the listeners (so new connections are refused once
+ * the workers close theirs), asks the workers to drain, and waits up to
+ * --grace seconds; a second TERM/INT, or the end of the grace period, kills
+ * them.
+ *
+ * A dead worker's listener is closed at once and a fresh one opened for its
+ * replacement: with SO_REUSEPORT the kernel hashes each new connection to
+ * one listener of the group, and a listener nobody accepts on would hold
+ * its share of clients in a queue forever. Closed, it leaves the group, so
+ * new connections go to the live workers (those already queued on it are
+ * reset, not left hanging).
+ *
+ * A worker that dies soon after it started is restarted after a delay that
+ * doubles each time (1 s up to 30 s), so a worker that cannot start does
+ * not spin; one that ran for a while is restarted at once.
  *
  * Signals are blocked here and taken synchronously with sigtimedwait, so no
  * handler and no global flag is needed.
  */
+#include "server/master.h"
+
 #include "core/bytes.h"
-#include "server/server.h"
+#include "server/log.h"
+#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
 #include <signal.h>
+
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS   30000
+#define STABLE_MS        10000 /* a worker that ran this long restarts at once */
 
 static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
 
@@ -23,65 +42,107 @@ struct slot {
     int pid;            /* 0: not running */
     int64_t started;    /* ms */
     int64_t restart_at; /* ms; 0: none scheduled */
+    int64_t backoff;    /* ms: the delay after the next early death */
 };
 
 struct master {
     struct server *srv;
-    struct slot slots[SERVER_MAX_LISTENERS];
+    struct slot slots[SETTINGS_WORKERS_MAX];
     bool stopping;
     int64_t kill_at;
 };
 
+/* A fresh listener for worker i, in the reuseport group of the others. */
+static int reopen_listener(struct master *m, unsigned i)
+{
+    struct server *srv = m->srv;
+    if (srv->listen_fds[i] >= 0)
+        return 0;
+    int fd = sys_listen_tcp(&srv->listen_addr, srv->listen_len, 4096, true);
+    if (fd < 0) {
+        log_error_errno("listen again for a new worker", NULL, fd);
+        return fd;
+    }
+    srv->listen_fds[i] = fd;
+    return 0;
+}
+
 static int start_worker(struct master *m, unsigned i)
 {
-    int pid = sys_fork();
+    struct slot *s = &m->slots[i];
+    int pid = reopen_listener(m, i);
+    if (pid == 0)
+        pid = sys_fork();
     if (pid < 0) {
-        log_error_errno("fork a worker", NULL, pid);
-        m->slots[i].restart_at = sys_now_ms() + 1000;
+        log_error_errno("start a worker", NULL, pid);
+        s->restart_at = sys_now_ms() + BACKOFF_FIRST_MS;
         return pid;
     }
     if (pid == 0)
         sys_exit(worker_run(m->srv, i));
-    m->slots[i].pid = pid;
-    m->slots[i].started = sys_now_ms();
-    m->slots[i].restart_at = 0;
+    s->pid = pid;
+    s->started = sys_now_ms();
+    s->restart_at = 0;
     return 0;
 }
 
-static void report_exit(unsigned i, int pid, int status)
+/* "worker 0 (pid 12) was killed by signal 11; starting a new one in 2 s" */
+static void report_exit(unsigned i, int pid, int status, int64_t delay_ms)
 {
-    char a[64], b[64];
-    struct buf x = buf_make(a, sizeof a - 1), y = buf_make(b, sizeof b - 1);
-    buf_put_cstr(&x, "worker ");
-    buf_put_u64(&x, i);
-    buf_put_cstr(&x, " (pid ");
-    buf_put_u64(&x, (uint64_t)pid);
+    char line[160];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "worker ");
+    buf_put_u64(&b, i);
+    buf_put_cstr(&b, " (pid ");
+    buf_put_u64(&b, (uint64_t)pid);
     int st = sys_exit_status(status);
-    buf_put_cstr(&y, st < 0 ? ") was killed by signal " : ") exited with status ");
-    buf_put_u64(&y, (uint64_t)(st < 0 ? -st : st));
-    a[x.len] = '\0';
-    b[y.len] = '\0';
-    log_error3(a, b, "; starting a new one");
+    buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
+    buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
+    buf_put_cstr(&b, "; starting a new one in ");
+    buf_put_u64(&b, (uint64_t)(delay_ms / 1000));
+    buf_put_cstr(&b, " s");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+}
+
+/* The delay before worker slot s starts again after dying now. */
+static int64_t restart_delay(struct slot *s, int64_t now)
+{
+    if (now - s->started >= STABLE_MS) {
+        s->backoff = BACKOFF_FIRST_MS;
+        return 0;
+    }
+    int64_t d = s->backoff ? s->backoff : BACKOFF_FIRST_MS;
+    s->backoff = d * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d * 2;
+    return d;
+}
+
+static void worker_died(struct master *m, unsigned i, int pid, int status)
+{
+    struct slot *s = &m->slots[i];
+    s->pid = 0;
+    /* Nobody accepts on its listener now: take it out of the group. */
+    if (m->srv->listen_fds[i] >= 0) {
+        sys_close(m->srv->listen_fds[i]);
+        m->srv->listen_fds[i] = -1;
+    }
+    if (m->stopping)
+        return;
+    int64_t now = sys_now_ms();
+    int64_t delay = restart_delay(s, now);
+    report_exit(i, pid, status, delay);
+    s->restart_at = now + delay;
+    if (delay == 0)
+        start_worker(m, i);
 }
 
 static void reap(struct master *m)
 {
     int status, pid;
-    while ((pid = sys_waitpid_any(&status)) > 0) {
-        for (unsigned i = 0; i < m->srv->nlisten; i++) {
-            struct slot *s = &m->slots[i];
-            if (s->pid != pid)
-                continue;
-            s->pid = 0;
-            if (m->stopping)
-                break;
-            report_exit(i, pid, status);
-            /* A worker that dies right after starting would otherwise be
-             * restarted in a tight loop. */
-            int64_t now = sys_now_ms();
-            s->restart_at = now - s->started < 1000 ? now + 1000 : now;
-        }
-    }
+    while ((pid = sys_waitpid_any(&status)) > 0)
+        for (unsigned i = 0; i < m->srv->nlisten; i++)
+            if (m->slots[i].pid == pid)
+                worker_died(m, i, pid, status);
 }
 
 static void signal_workers(struct master *m, int sig)
@@ -105,11 +166,33 @@ static void begin_stop(struct master *m)
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse. */
     for (unsigned i = 0; i < m->srv->nlisten; i++) {
-        sys_close(m->srv->listen_fds[i]);
+        if (m->srv->listen_fds[i] >= 0)
+            sys_close(m->srv->listen_fds[i]);
         m->srv->listen_fds[i] = -1;
     }
     signal_workers(m, SIGTERM);
-    m->kill_at = sys_now_ms() + (int64_t)m->srv->cfg.grace * 1000 + 1000;
+    m->kill_at = sys_now_ms() + (int64_t)m->srv->set.grace * 1000 + 1000;
+}
+
+/* After logrotate: the workers reopen the log by its path, as --user. The
+ * file a rotation left (or none) may belong to root, so the master, still
+ * root, opens (creating) it first and gives it to the workers' user, as
+ * nginx does. */
+static void prepare_log_reopen(struct master *m)
+{
+    const struct server *srv = m->srv;
+    const char *path = srv->set.log;
+    if (!path || (path[0] == '-' && path[1] == '\0') || !srv->log_chown)
+        return;
+    int fd = sys_open_log(path);
+    if (fd < 0) {
+        log_error_errno("reopen the access log", path, fd);
+        return;
+    }
+    int r = sys_fchown(fd, srv->log_uid, srv->log_gid);
+    if (r < 0)
+        log_error_errno("give the access log to --user", path, r);
+    sys_close(fd);
 }
 
 static void on_signal(struct master *m, int sig)
@@ -123,7 +206,10 @@ static void on_signal(struct master *m, int sig)
             begin_stop(m);
         break;
     case SIGHUP:
-    case SIGUSR1: signal_workers(m, sig); break;
+    case SIGUSR1:
+        prepare_log_reopen(m);
+        signal_workers(m, sig);
+        break;
     default: break; /* SIGCHLD: reaped below */
     }
 }
@@ -138,13 +224,27 @@ static void restart_due(struct master *m)
     }
 }
 
+/* How long to wait for a signal: until the next restart is due, at most
+ * half a second (100 ms while stopping, to notice the end). */
+static int wait_ms(const struct master *m)
+{
+    if (m->stopping)
+        return 100;
+    int64_t now = sys_now_ms(), t = 500;
+    for (unsigned i = 0; i < m->srv->nlisten; i++)
+        if (m->slots[i].pid == 0 && m->slots[i].restart_at)
+            t = m->slots[i].restart_at - now < t ? m->slots[i].restart_at - now : t;
+    return t < 1 ? 1 : (int)t;
+}
+
 int master_run(struct server *srv)
 {
     struct master m = {.srv = srv};
+    srv->master_pid = sys_getpid();
     for (unsigned i = 0; i < srv->nlisten; i++)
         start_worker(&m, i);
     for (;;) {
-        int sig = sys_sigwait(master_signals, ARRAY_LEN(master_signals), m.stopping ? 100 : 500);
+        int sig = sys_sigwait(master_signals, ARRAY_LEN(master_signals), wait_ms(&m));
         if (sig > 0)
             on_signal(&m, sig);
         reap(&m);
@@ -157,7 +257,7 @@ int master_run(struct server *srv)
         }
         restart_due(&m);
     }
-    if (srv->cfg.pidfile)
-        sys_unlink(srv->cfg.pidfile);
+    if (srv->set.pidfile)
+        sys_unlink(srv->set.pidfile);
     return 0;
 }

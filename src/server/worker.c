@@ -5,14 +5,22 @@
  * connections, no thundering herd), a fixed table of connections, and the
  * loop that expires deadlines, flushes the log and handles signals.
  *
+ * A closed connection is freed at the end of the loop iteration, once the
+ * backend no longer reads its memory: the same deferred free on both
+ * backends, and a connection's slot is never reused while events of the
+ * same batch may still name it.
+ *
  * At the connection limit, or when the process runs out of descriptors, the
  * worker stops listening (the listener leaves the epoll set, or the io_uring
  * accept is cancelled), so a full worker sleeps instead of spinning; it
  * comes back when a connection closes (or after a second, for EMFILE caused
  * by something else).
  */
+#include "server/worker.h"
+
 #include "core/bytes.h"
-#include "server/server.h"
+#include "server/conn.h"
+#include "server/transport.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -30,7 +38,7 @@ void worker_update_clock(struct worker *w)
     }
 }
 
-void worker_set_listening(struct worker *w, bool on)
+static void worker_set_listening(struct worker *w, bool on)
 {
     if (w->listening == on || w->listen_fd < 0)
         return;
@@ -48,7 +56,7 @@ void worker_accept_failed(struct worker *w, int err)
     w->accept_retry_ms = w->now_ms + 1000;
 }
 
-bool worker_can_accept(const struct worker *w)
+static bool worker_can_accept(const struct worker *w)
 {
     return !w->draining && (w->free_conns || w->next_unused < w->nconns);
 }
@@ -68,6 +76,7 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     struct conn *c = w->free_conns;
     w->free_conns = c->next_free;
     c->fd = fd;
+    c->tp = &transport_plain;
     if (peer)
         c->peer = *peer;
     else
@@ -85,10 +94,32 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
         worker_set_listening(w, false); /* at --max-conns: back when one closes */
 }
 
-/* Called when a connection is freed: a slot is free again. */
-void worker_conn_freed(struct worker *w)
+void worker_conn_closed(struct worker *w, struct conn *c)
 {
-    if (!w->draining && w->accept_retry_ms == 0)
+    c->next_free = w->closing;
+    w->closing = c;
+}
+
+/* Frees the closed connections the backend has let go of: their slots are
+ * free again, and the listener may take new connections. */
+static void reap_closed(struct worker *w)
+{
+    struct conn **pp = &w->closing;
+    bool freed = false;
+    while (*pp) {
+        struct conn *c = *pp;
+        if (w->loop->busy(w, c)) {
+            pp = &c->next_free;
+            continue;
+        }
+        *pp = c->next_free;
+        conn_free(w, c);
+        c->next_free = w->free_conns;
+        w->free_conns = c;
+        w->active--;
+        freed = true;
+    }
+    if (freed && !w->draining && w->accept_retry_ms == 0)
         worker_set_listening(w, true);
 }
 
@@ -96,7 +127,7 @@ static void start_drain(struct worker *w)
 {
     worker_set_listening(w, false);
     w->draining = true;
-    w->drain_deadline_ms = w->now_ms + (int64_t)w->srv->cfg.grace * 1000;
+    w->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
     sys_close(w->listen_fd);
     w->listen_fd = -1;
     for (uint32_t i = 0; i < w->next_unused; i++)
@@ -137,6 +168,7 @@ static void run_loop(struct worker *w)
         if (w->exit_now)
             return;
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
+        reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
         if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
             w->accept_retry_ms = 0;
@@ -151,9 +183,10 @@ static void run_loop(struct worker *w)
 static int worker_init(struct worker *w, const struct server *srv, unsigned index)
 {
     w->srv = srv;
+    w->set = &srv->set;
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
-    w->nconns = srv->cfg.max_conns;
+    w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
     if (!w->conns || pool_init(&w->pool, w->nconns) < 0) {
         log_error("worker: cannot reserve memory for the connection table");
@@ -164,16 +197,16 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
      * resident memory only for those that ever existed. */
     w->free_conns = NULL;
     w->next_unused = 0;
-    int r = access_log_open(&w->log, srv->cfg.log);
+    int r = access_log_open(&w->log, srv->set.log);
     if (r < 0) {
-        log_error_errno("open the access log", srv->cfg.log, r);
+        log_error_errno("open the access log", srv->set.log, r);
         return -1;
     }
-    if (srv->cfg.user && (r = sys_drop_privileges(srv->cfg.user)) < 0) {
-        log_error_errno("drop privileges to", srv->cfg.user, r);
+    if (srv->set.user && (r = sys_drop_privileges(srv->set.user)) < 0) {
+        log_error_errno("drop privileges to", srv->set.user, r);
         return -1;
     }
-    const struct config *cfg = &srv->cfg;
+    const struct settings *cfg = &srv->set;
     struct fc_settings fcs = {
         .root_fd = srv->root_fd,
         .resolve = srv->resolve,
@@ -181,7 +214,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         .entries = cfg->cache_entries,
         .mem_bytes = (uint64_t)cfg->cache_size_mib << 20,
         .max_file = cfg->cache_max_file,
-        .cache_control = srv->cache_control,
+        .cache_control = cfg->cache_control,
         .immutable = cfg->immutable,
         .nimmutable = cfg->nimmutable,
     };
@@ -205,18 +238,43 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     return 0;
 }
 
+/* "worker 0 (pid 12) closed connections: peer=3 error=0 ..." on the error
+ * log, so an operator (and the tests) can see why connections ended. */
+static void report_closes(const struct worker *w)
+{
+    char line[512];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "worker ");
+    buf_put_u64(&b, w->index);
+    buf_put_cstr(&b, " (pid ");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    buf_put_cstr(&b, ") closed connections:");
+    for (unsigned i = 0; i < CLOSE_REASONS; i++) {
+        buf_put_char(&b, ' ');
+        buf_put_cstr(&b, close_reason_name((enum close_reason)i));
+        buf_put_char(&b, '=');
+        buf_put_u64(&b, w->closes[i]);
+    }
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+}
+
 int worker_run(const struct server *srv, unsigned index)
 {
     /* The master holds the other workers' listeners; this one needs only its
-     * own. If the master dies, so do we (no orphaned workers). */
+     * own. If the master dies, so do we (no orphaned workers): the request
+     * is checked against a master that died before it was made. */
     for (unsigned i = 0; i < srv->nlisten; i++)
         if (i != index)
             sys_close(srv->listen_fds[i]);
     sys_die_with_parent(SIGTERM);
+    if (sys_getppid() != srv->master_pid)
+        return 1;
     struct worker *w = sys_map(sizeof *w);
     if (!w || worker_init(w, srv, index) < 0)
         return 1;
     run_loop(w);
     access_log_flush(&w->log);
+    report_closes(w);
     return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include "sys/resolve.h"
 
+#include "core/bytes.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -172,9 +173,51 @@ static int open_beneath(int root_fd, const char *path, bool follow, enum resolve
     return resolve_walk(root_fd, path, follow, flags);
 }
 
+/* Opens for reading the regular file behind the O_PATH descriptor pathfd
+ * (st is its stat): through /proc/self/fd, which reopens that very inode;
+ * where /proc is missing (a chroot), by resolving the path again and
+ * checking that the same inode was reached. */
+static int reopen_file(int pathfd, const struct sys_stat *st, int root_fd, const char *path,
+                       bool follow, enum resolve_method m)
+{
+    char proc[32];
+    struct buf b = buf_make(proc, sizeof proc - 1);
+    buf_put_cstr(&b, "/proc/self/fd/");
+    buf_put_u64(&b, (uint64_t)pathfd);
+    proc[b.len] = '\0';
+    int fd = sys_openat(AT_FDCWD, proc, OPEN_FLAGS);
+    if (fd != -ENOENT)
+        return fd;
+    fd = open_beneath(root_fd, path, follow, m, OPEN_FLAGS);
+    struct sys_stat again;
+    if (fd >= 0 && (sys_fstat(fd, &again) < 0 || again.ino != st->ino || again.dev != st->dev)) {
+        sys_close(fd);
+        return -ENOENT; /* replaced while we looked: as if gone this instant */
+    }
+    return fd;
+}
+
 int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m)
 {
-    return open_beneath(root_fd, path, follow_symlinks, m, OPEN_FLAGS);
+    /* O_PATH first: opening a FIFO for reading would wait for (or be seen
+     * by) its writer, and a device's open can have side effects. Only what
+     * turns out to be a regular file or a directory is opened for real. */
+    int pathfd = open_beneath(root_fd, path, follow_symlinks, m, O_PATH);
+    if (pathfd < 0)
+        return pathfd;
+    struct sys_stat st;
+    int fd = sys_fstat(pathfd, &st);
+    if (fd < 0) {
+        sys_close(pathfd);
+        return fd;
+    }
+    switch (sys_file_type(&st)) {
+    case SYS_FILE_DIR: fd = sys_openat(pathfd, ".", OPEN_FLAGS | O_DIRECTORY); break;
+    case SYS_FILE_REGULAR: fd = reopen_file(pathfd, &st, root_fd, path, follow_symlinks, m); break;
+    default: return pathfd; /* a special file: only its type will be looked at */
+    }
+    sys_close(pathfd);
+    return fd;
 }
 
 int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,

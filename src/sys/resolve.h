@@ -31,9 +31,11 @@ const char *resolve_method_name(enum resolve_method m);
 
 /*
  * Opens `path` (from target_normalize: relative, no empty/"."/".." segments,
- * NUL-terminated; "" means the root itself) beneath root_fd, read-only,
- * non-blocking (a FIFO must not block the worker), close-on-exec.
- * Returns an fd, or:
+ * NUL-terminated; "" means the root itself) beneath root_fd: a regular file
+ * or directory read-only, close-on-exec; anything else (FIFO, socket,
+ * device) only as an O_PATH descriptor, never opened for reading, so its
+ * type can be checked without side effects (a FIFO's writer never sees a
+ * reader). Returns an fd, or:
  *   -ELOOP   a symlink in the path and follow_symlinks is false, or too many
  *   -EXDEV   a followed link would leave the root (absolute or climbing)
  *   -ENOENT, -ENOTDIR, -EACCES, -ENAMETOOLONG, -EMFILE ... from the kernel

@@ -108,7 +108,9 @@ int sys_getpid(void);
 int sys_die_with_parent(int sig);
 int sys_getppid(void);
 _Noreturn void sys_exit(int code);
-int sys_nofile_limit(uint64_t *cur, bool raise);
+/* Raises RLIMIT_NOFILE's soft limit to `need` where the hard limit allows;
+ * *cur gets the soft limit now in force, *max the hard one. */
+int sys_nofile_limit(uint64_t need, uint64_t *cur, uint64_t *max);
 int sys_cpu_count(void);
 
 /* Splits a waitpid status: returns the exit code, or -signal if killed. */
@@ -125,6 +127,9 @@ int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap);
 /* Drops to the user's uid, gid and supplementary groups. 0, -ENOENT (no
  * such user), -EPERM (not root), or another -errno. */
 int sys_drop_privileges(const char *user);
+/* The user's uid and primary gid: 0, -ENOENT (no such user), or -errno. */
+int sys_user_ids(const char *user, unsigned *uid, unsigned *gid);
+int sys_fchown(int fd, unsigned uid, unsigned gid);
 /* 0 when user exists and we are root; -EPERM (not root), -ENOENT. */
 int sys_check_user(const char *user);
 /* Detaches: forks (the parent exits 0), starts a session, points stdio at

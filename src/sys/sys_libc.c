@@ -398,17 +398,18 @@ _Noreturn void sys_exit(int code)
     _exit(code);
 }
 
-int sys_nofile_limit(uint64_t *cur, bool raise)
+int sys_nofile_limit(uint64_t need, uint64_t *cur, uint64_t *max)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
         return -errno;
-    if (raise && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
+    if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
         if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
             return -errno;
     }
     *cur = rl.rlim_cur;
+    *max = rl.rlim_max;
     return 0;
 }
 
@@ -504,6 +505,22 @@ int sys_drop_privileges(const char *user)
     if (setuid(0) == 0)
         return -EPERM;
     return 0;
+}
+
+int sys_user_ids(const char *user, unsigned *uid, unsigned *gid)
+{
+    errno = 0;
+    struct passwd *pw = getpwnam(user);
+    if (!pw)
+        return errno ? -errno : -ENOENT;
+    *uid = pw->pw_uid;
+    *gid = pw->pw_gid;
+    return 0;
+}
+
+int sys_fchown(int fd, unsigned uid, unsigned gid)
+{
+    return (int)ret(fchown(fd, uid, gid));
 }
 
 int sys_check_user(const char *user)

@@ -490,7 +490,7 @@ static void test_if_range(void)
     for (size_t i = 0; i < ARRAY_LEN(if_range_rows); i++) {
         const struct if_range_row *r = &if_range_rows[i];
         struct span v = single(r->value);
-        CHECK_LONG(cond_if_range(v, e, LM, r->lm == LM_YES), r->want, r->why);
+        CHECK_LONG(cond_if_range(v, e, LM, r->lm == LM_YES, LM + 3600), r->want, r->why);
         free_single(v);
     }
     guarded_free(etag, strlen(ETAG));
@@ -518,14 +518,33 @@ static void test_if_range_wednesday(void)
     struct span e = span_make(etag, strlen(ETAG));
     for (size_t i = 0; i < ARRAY_LEN(if_range_wed); i++) {
         struct span v = single(if_range_wed[i].value);
-        CHECK_LONG(cond_if_range(v, e, LM_WED, true), if_range_wed[i].want, if_range_wed[i].why);
+        CHECK_LONG(cond_if_range(v, e, LM_WED, true, LM_WED + 1), if_range_wed[i].want,
+                   if_range_wed[i].why);
         free_single(v);
     }
     guarded_free(etag, strlen(ETAG));
 }
 
+/* §8.8.2.2: a date is a strong validator only when Last-Modified is at
+ * least one second before now; one clamped to now never is. */
+static void test_if_range_weak_date(void)
+{
+    char *etag = guarded_copy(ETAG, strlen(ETAG));
+    struct span e = span_make(etag, strlen(ETAG));
+    struct span v = single(D_LM);
+    CHECK_LONG(cond_if_range(v, e, LM, true, LM), false, "If-Range date: modified this second");
+    CHECK_LONG(cond_if_range(v, e, LM, true, LM + 1), true, "If-Range date: one second before");
+    CHECK_LONG(cond_if_range(v, e, LM, true, LM - 5), false, "If-Range date: now before it");
+    free_single(v);
+    v = single(ETAG);
+    CHECK_LONG(cond_if_range(v, e, LM, true, LM), true, "If-Range tag: strong whatever the time");
+    free_single(v);
+    guarded_free(etag, strlen(ETAG));
+}
+
 int main(void)
 {
+    test_if_range_weak_date();
     test_evaluate();
     test_list();
     test_if_range();

@@ -45,15 +45,17 @@ static const struct row {
 
     /* framing */
     {1, "Host: x\r\nTransfer-Encoding: chunked\r\n", -400, ANY, "Transfer-Encoding"},
-    {1, "Host: x\r\ntransfer-encoding: identity\r\n", -400, ANY, "any Transfer-Encoding"},
+    {1, "Host: x\r\ntransfer-encoding: identity\r\n", -400, ANY, "identity: reserved, not chunked"},
+    {1, "Host: x\r\nTransfer-Encoding: gzip, chunked\r\n", -400, ANY, "gzip, chunked on GET"},
+    {1, "Host: x\r\nTransfer-Encoding: foo\r\n", -501, ANY, "unknown coding"},
     {1, "Host: x\r\nTransfer-Encoding:\r\n", -400, ANY, "empty Transfer-Encoding"},
     {0, "Transfer-Encoding: chunked\r\n", -400, ANY, "Transfer-Encoding in 1.0"},
     {1, "Host: x\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n", -400, ANY, "CL + TE"},
     {1, "Host: x\r\nContent-Length: 0\r\n", 0, 1, "Content-Length: 0"},
     {1, "Host: x\r\nContent-Length: 000\r\n", 0, 1, "Content-Length: 000"},
     {1, "Host: x\r\nCONTENT-LENGTH: 0\r\n", 0, 1, "Content-Length, upper case"},
-    {1, "Host: x\r\nContent-Length: 1\r\n", -400, ANY, "non-zero Content-Length"},
-    {1, "Host: x\r\ncontent-length: 1\r\n", -400, ANY, "non-zero Content-Length, lower case"},
+    {1, "Host: x\r\nContent-Length: 1\r\n", -400, ANY, "a body on GET"},
+    {1, "Host: x\r\ncontent-length: 1\r\n", -400, ANY, "a body on GET, lower case"},
     {1, "Host: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n", -400, ANY, "repeated CL"},
     {1, "Host: x\r\nContent-Length: 0, 0\r\n", -400, ANY, "CL list"},
     {1, "Host: x\r\nContent-Length:\r\n", -400, ANY, "empty CL"},
@@ -155,6 +157,61 @@ static void test_rows(void)
     }
 }
 
+/* Framing of a request that may carry a body (not GET, HEAD, OPTIONS). */
+static const struct body_row {
+    const char *head; /* the whole head */
+    int want;
+    bool has_body;
+    const char *why;
+} body_rows[] = {
+    {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", 0, true, "POST with a body"},
+    {"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0, false, "PUT, CL 0"},
+    {"POST / HTTP/1.1\r\nHost: x\r\n\r\n", 0, false, "POST without framing"},
+    {"DELETE / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 0, true,
+     "chunked alone"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: CHUNKED\r\n\r\n", 0, true,
+     "chunked, upper case"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+     "Transfer-Encoding: chunked\r\n\r\n",
+     -400, false, "chunked twice"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", -400, false,
+     "a coding before chunked"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", -400, false,
+     "chunked not last"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", -400, false, "gzip alone"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo, chunked\r\n\r\n", -501, false,
+     "an unknown coding"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", -400,
+     false, "CL + TE on POST"},
+    {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", -400, false, "TE in 1.0"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", -400, false,
+     "repeated CL on POST"},
+    {"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5x\r\n\r\n", -400, false, "bad CL on POST"},
+    {"HEAD / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", -400, false, "a body on HEAD"},
+    {"OPTIONS * HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", -400, false,
+     "a body on OPTIONS"},
+    {"BREW / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", 0, true,
+     "an unknown method with a body"},
+};
+
+static void test_body_rows(void)
+{
+    for (size_t i = 0; i < ARRAY_LEN(body_rows); i++) {
+        const struct body_row *r = &body_rows[i];
+        size_t n = strlen(r->head);
+        char *p = guarded_copy(r->head, n);
+        CHECK_LONG(http_parse_request(p, n, &req), (long)n, r->why);
+        struct http_info info;
+        CHECK_LONG(http_fields_analyze(&req, &info), r->want, r->why);
+        if (r->want == 0) {
+            CHECK_LONG(info.has_body, r->has_body, r->why);
+            /* A body is never read, so the connection cannot persist. */
+            CHECK_LONG(info.keep_alive, !r->has_body, r->why);
+        }
+        guarded_free(p, n);
+    }
+}
+
 static void test_spans(void)
 {
     size_t n;
@@ -238,6 +295,7 @@ static void test_list_has_token(void)
 int main(void)
 {
     test_rows();
+    test_body_rows();
     test_spans();
     test_list_has_token();
     return unit_done();

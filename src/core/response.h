@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * response.h - a response head as facts, not bytes: the status, a list of
+ * fields, and the framing facts (whether the body's length is known, whether
+ * a body follows at all, whether the server wants the connection closed).
+ * Handlers describe a response here once; each protocol's encoder (HTTP/1 in
+ * h1.h, HTTP/2 later) turns the same facts into its own wire form and alone
+ * decides the framing fields (Content-Length, Transfer-Encoding, Connection),
+ * which a handler therefore never writes.
+ *
+ * Fields that outlive one response (a cached file's validators and type) sit
+ * in a struct field_block that may also carry their HTTP/1 encoding, made
+ * once, so a cache hit queues those bytes as they are instead of encoding
+ * them again.
+ */
+#ifndef PITH_RESPONSE_H
+#define PITH_RESPONSE_H
+
+#include "core.h"
+
+#define RESPONSE_FIELDS_MAX 8 /* per-response fields, besides a field block */
+#define FIELD_BLOCK_MAX     8
+
+struct response_field {
+    struct span name;  /* a token, as it is to be sent */
+    struct span value; /* no CR, LF or NUL (the caller guarantees it) */
+};
+
+/* Fields shared by many responses (a cache entry's), and optionally their
+ * HTTP/1 form ("Name: value\r\n" each, in order). */
+struct field_block {
+    struct response_field f[FIELD_BLOCK_MAX];
+    unsigned n;
+    struct span h1; /* empty: the encoder writes f itself */
+};
+
+struct response {
+    int status;
+    struct response_field field[RESPONSE_FIELDS_MAX];
+    unsigned nfields;
+    const struct field_block *block; /* more fields after `field`, or NULL */
+    uint64_t length;                 /* the body's length, when length_known */
+    bool length_known;               /* else the body ends by the protocol's own means */
+    bool no_body;                    /* HEAD: the framing of the GET, but no body follows */
+    bool close;                      /* the server ends the connection after this response */
+};
+
+/* A response with status and nothing else (no fields, no body). */
+static inline struct response response_make(int status)
+{
+    return (struct response){.status = status, .length_known = true};
+}
+
+/* Appends a field; the caller stays within RESPONSE_FIELDS_MAX (asserted). */
+void response_add(struct response *r, const char *name, struct span value);
+
+/* Sets the body's length (length_known). */
+static inline void response_set_length(struct response *r, uint64_t n)
+{
+    r->length = n;
+    r->length_known = true;
+}
+
+/* True when the status forbids a body and framing fields (1xx, 204, 304:
+ * RFC 9110 §6.4.1, §15.3.5, §15.4.5). */
+bool response_status_has_no_content(int status);
+
+/* The block's HTTP/1 form into b (what h1 would write for it), for a field
+ * block that keeps its encoding; b->full when it does not fit. */
+void field_block_encode_h1(struct buf *b, const struct field_block *fb);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exchange.c - see exchange.h. The one bridge from a transport-neutral
+ * struct response to the bytes of an HTTP/1 head: the encoder in core
+ * decides the framing, this file only says where the pieces go.
+ */
+#include "server/exchange.h"
+
+#include "core/h1.h"
+#include "server/filecache.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "sys/sys.h"
+
+void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch,
+                    size_t scratch_cap)
+{
+    *x = (struct exchange){
+        .active = true,
+        .minor = 1,
+        .out = buf_make(out, out_cap),
+        .scratch = scratch,
+        .scratch_cap = scratch_cap,
+        .fd = -1,
+    };
+    outq_reset(&x->q);
+}
+
+void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
+{
+    PITH_ASSERT(x->status == 0 && outq_empty(&x->q));
+    r->no_body = r->no_body || x->head_only;
+    r->close = r->close || x->close || w->draining;
+    struct h1_context cx = {
+        .date = span_make(w->date, DATE_IMF_LEN),
+        .server = SPAN_LIT(SERVER_NAME),
+        .minor = x->minor,
+        .keep_alive = x->keep_alive,
+    };
+    struct h1_head h;
+    struct buf b = exchange_out_room(x);
+    h1_encode_head(&b, r, &cx, &h);
+    PITH_ASSERT(!b.full);
+    exchange_out_commit(x, b.len);
+    outq_push_head(&x->q, b.p, b.len);
+    outq_push_head(&x->q, h.block.p, h.block.n);
+    outq_push_head(&x->q, h.tail.p, h.tail.n);
+    x->q.chunked = h.chunked;
+    x->status = r->status;
+    x->body = h.body;
+    x->close_after = h.close;
+}
+
+void exchange_body_mem(struct exchange *x, const char *p, size_t n)
+{
+    if (x->body)
+        outq_push_mem(&x->q, p, n);
+}
+
+void exchange_body_file(struct exchange *x, int fd, uint64_t off, uint64_t len)
+{
+    if (x->body)
+        outq_push_file(&x->q, fd, off, len);
+}
+
+void exchange_body_source(struct exchange *x, const struct body_source *src)
+{
+    x->src = src;
+    x->src_finished = !x->body; /* HEAD: nothing to generate, only done() */
+}
+
+void exchange_release(struct worker *w, struct exchange *x)
+{
+    if (!x->active)
+        return;
+    if (x->src && x->src->done)
+        x->src->done(w, x);
+    x->src = NULL;
+    if (x->fd >= 0)
+        sys_close(x->fd);
+    x->fd = -1;
+    if (x->entry)
+        filecache_release(&w->cache, x->entry);
+    x->entry = NULL;
+    x->active = false;
+}

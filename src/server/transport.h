@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transport.h - the seam between a connection and its event loop, where a
+ * byte stream is carried: plain TCP today; TLS (kernel TLS records, or
+ * userspace records from OpenSSL) plugs in here without conn.c or the loops
+ * knowing.
+ *
+ * Downwards, conn.c sends through the transport (memory, and file ranges
+ * that plain TCP and kernel TLS hand to sendfile). Upwards, the loop hands
+ * what the socket delivered to the transport, which passes the stream's
+ * bytes on to the connection: it asks for room, reports received bytes,
+ * finished sends and writability. A TLS transport decrypts and encrypts in
+ * between; the plain one forwards.
+ */
+#ifndef PITH_TRANSPORT_H
+#define PITH_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct worker;
+struct conn;
+
+struct transport_ops {
+    const char *name;
+    /* Sends iov[0..n) (MSG_MORE when more follows at once): bytes taken
+     * now, -EAGAIN (the result comes later through sent(), or room through
+     * writable()), or -errno. */
+    ssize_t (*send)(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
+                    bool more);
+    /* Sends up to n bytes of fd from *off (advanced): bytes sent, -EAGAIN
+     * (writable() comes when there is room), or -errno. */
+    ssize_t (*sendfile)(struct worker *w, struct conn *c, int fd, uint64_t *off, size_t n);
+    /* Where the loop puts the next bytes from the socket: *room bytes at the
+     * result (*room 0: none wanted now). */
+    char *(*recv_room)(struct worker *w, struct conn *c, size_t *room);
+    /* n bytes were put at recv_room() (n > 0), the peer closed (0), nothing
+     * was there after all (-EAGAIN) or the socket failed (-errno). */
+    void (*received)(struct worker *w, struct conn *c, ssize_t n);
+    /* A send that returned -EAGAIN ended: n bytes or -errno. */
+    void (*sent)(struct worker *w, struct conn *c, ssize_t n);
+    /* The socket has room again. */
+    void (*writable)(struct worker *w, struct conn *c);
+};
+
+/* Plain TCP: every call goes straight to the connection or the loop. */
+extern const struct transport_ops transport_plain;
+
+/* ---- what conn.c offers a transport (the stream's bytes) ------------------------------ */
+
+/* Room in the connection's input for stream bytes (a pool slot is taken for
+ * an idle connection); *room 0 when it takes none now. */
+char *conn_input_room(struct worker *w, struct conn *c, size_t *room);
+/* n stream bytes were written at conn_input_room(), or 0 / -errno as for
+ * received(). Bytes that arrive while a response is in flight wait there
+ * (pipelining) until it ends. */
+void conn_input_done(struct worker *w, struct conn *c, ssize_t n);
+void conn_sent(struct worker *w, struct conn *c, ssize_t n);
+void conn_writable(struct worker *w, struct conn *c);
+
+#endif
