@@ -6,8 +6,17 @@ PITH_BIN selects the binary (default: <repo>/pith); the same suite runs
 against the ASan+UBSan build (`PITH_BIN=<repo>/pith-asan`), so a server
 stopped by a fixture fails the test when its stderr carries a sanitizer
 report. No server process outlives its fixture.
+
+A worker that dies while its master runs fails the test during which it died
+(the master's "was killed by signal" line, or a known worker found dead);
+a test that kills workers on purpose says so with allow_worker_crash=True.
+
+Skips are never silent: PITH_IO=uring where io_uring cannot run stops the
+pass with a failure unless PITH_ALLOW_NO_URING=1, and with PITH_CI=1 (set by
+.ci/run) any skip that tests/skips_allowed.txt does not list fails the run.
 """
 
+import fnmatch
 import os
 import re
 import resource
@@ -26,12 +35,23 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PITH_BIN = os.environ.get("PITH_BIN") or os.path.join(REPO, "pith")
 # The event loop every started server uses: "epoll", "uring" or unset (the
 # server's own default, auto). `make test` runs the whole suite once per
-# backend; where io_uring cannot run, the "uring" pass is skipped.
+# backend; where io_uring cannot run, the "uring" pass fails at once (with
+# the reason) unless PITH_ALLOW_NO_URING=1 turns it into skips.
 PITH_IO = os.environ.get("PITH_IO") or None
+ALLOW_NO_URING = os.environ.get("PITH_ALLOW_NO_URING") == "1"
+# Set by .ci/run: a skip that skips_allowed.txt does not list fails the run.
+PITH_CI = os.environ.get("PITH_CI") == "1"
+SKIPS_ALLOWED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "skips_allowed.txt")
 VERSION = "0.1.0"
 START_TIMEOUT = 10.0
 START_RE = re.compile(r"^pith \S+ serving (.*) on http://(\S+):(\d+)/ \((\d+) workers?, ([^)]*)\)\s*$")
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
+# The master's line about a worker that died (src/server/master.c,
+# report_exit): "worker 0 (pid 4242) was killed by signal 11; starting a new
+# one in 1 s". A worker that exits with a status while its master runs is a
+# death too.
+WORKER_DEATH_RE = re.compile(
+    r"worker (\d+) \(pid (\d+)\) (?:was killed by signal|exited with status)")
 
 socket.setdefaulttimeout(15)
 
@@ -51,12 +71,97 @@ def _uring_unavailable():
     return m.group(1) if m else None
 
 
+def uring_cannot_run(why):
+    """Where io_uring cannot run, a test (or the whole uring pass) fails;
+    PITH_ALLOW_NO_URING=1 makes it a skip instead. CI never sets it."""
+    msg = "io_uring cannot run on this machine: %s" % why
+    if ALLOW_NO_URING:
+        pytest.skip(msg + " (PITH_ALLOW_NO_URING=1)")
+    pytest.fail(msg + " (set PITH_ALLOW_NO_URING=1 to skip instead)", pytrace=False)
+
+
 def pytest_collection_modifyitems(config, items):
     why = _uring_unavailable()
-    if why:
-        skip = pytest.mark.skip(reason="io_uring cannot run on this machine: " + why)
-        for item in items:
-            item.add_marker(skip)
+    if not why:
+        return
+    if not ALLOW_NO_URING:
+        # Not 700 skips and "passed": the pass that was asked for cannot run.
+        pytest.exit("PITH_IO=uring, but io_uring cannot run on this machine: %s\n"
+                    "(set PITH_ALLOW_NO_URING=1 to turn the pass into skips)" % why,
+                    returncode=1)
+    skip = pytest.mark.skip(reason="io_uring cannot run on this machine: %s "
+                            "(PITH_ALLOW_NO_URING=1)" % why)
+    for item in items:
+        item.add_marker(skip)
+
+
+# -- skips are reported, and in CI only the listed ones pass ---------------------------
+
+def _skips_allowed():
+    """[(test id pattern, reason pattern, why)] from skips_allowed.txt."""
+    out = []
+    with open(SKIPS_ALLOWED) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = [x.strip() for x in line.split("|")]
+            if len(parts) != 3 or not all(parts):
+                raise pytest.UsageError("%s:%d: want 'test id | reason | why', got %r"
+                                        % (SKIPS_ALLOWED, n, line))
+            out.append(tuple(parts))
+    return out
+
+
+_SKIPS = []  # (test or module id, reason) of every skip in this session
+
+
+def _skip_reason(rep):
+    if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3:
+        reason = str(rep.longrepr[2])
+    else:
+        reason = str(rep.longrepr)
+    return reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _SKIPS.append((report.nodeid, _skip_reason(report)))
+
+
+def pytest_collectreport(report):
+    # A module skipped as a whole (pytest.importorskip, a module-level skip).
+    if report.skipped:
+        _SKIPS.append((report.nodeid, _skip_reason(report)))
+
+
+def unexpected_skips():
+    allowed = _skips_allowed()
+
+    def listed(nodeid, reason):
+        # Test ids are relative to tests/, whichever rootdir pytest chose.
+        nodeid = nodeid[len("tests/"):] if nodeid.startswith("tests/") else nodeid
+        return any(fnmatch.fnmatchcase(nodeid, t) and fnmatch.fnmatchcase(reason, r)
+                   for t, r, _ in allowed)
+    return [(nodeid, reason) for nodeid, reason in _SKIPS if not listed(nodeid, reason)]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if PITH_CI and unexpected_skips() and session.exitstatus in (0, 5):
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not PITH_CI:
+        return
+    bad = unexpected_skips()
+    tr = terminalreporter
+    if bad:
+        tr.section("skips not in tests/skips_allowed.txt (PITH_CI=1: the run fails)", red=True)
+        for nodeid, reason in bad:
+            tr.line("SKIPPED %s: %s" % (nodeid, reason), red=True)
+    else:
+        tr.line("PITH_CI=1: %d skip(s), all listed in tests/skips_allowed.txt" % len(_SKIPS))
 
 
 def _limit_core():
@@ -95,6 +200,70 @@ def cpu_seconds(pid):
 
 def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def socket_inodes(pid):
+    """Inodes of the sockets that pid holds open."""
+    out = set()
+    for f in os.listdir("/proc/%d/fd" % pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, f))
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith("socket:["):
+            out.add(int(link[8:-1]))
+    return out
+
+
+TCP_LISTEN = 0x0A
+
+
+def tcp_sockets(pid):
+    """inode -> (local port, remote port, state) for every TCP socket in
+    pid's network namespace (/proc/<pid>/net/tcp and tcp6)."""
+    out = {}
+    for name in ("tcp", "tcp6"):
+        try:
+            with open("/proc/%d/net/%s" % (pid, name)) as f:
+                rows = f.read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            x = row.split()
+            out[int(x[9])] = (int(x[1].rsplit(":", 1)[1], 16), int(x[2].rsplit(":", 1)[1], 16),
+                              int(x[3], 16))
+    return out
+
+
+def tcp_conns(pid):
+    """(local port, remote port) of the TCP connections (anything but a
+    listener) that pid holds open."""
+    table = tcp_sockets(pid)
+    return sorted(table[i][:2] for i in socket_inodes(pid)
+                  if i in table and table[i][2] != TCP_LISTEN)
+
+
+def listening_ports(pid):
+    """Ports of the TCP listeners that pid holds open."""
+    table = tcp_sockets(pid)
+    return sorted({table[i][0] for i in socket_inodes(pid)
+                   if i in table and table[i][2] == TCP_LISTEN})
+
+
+def settled_fd_count(pid, timeout=5.0):
+    """pid's descriptor count once it holds no TCP connection any more.
+    Closes are not instant (io_uring completes them later; a lingering close
+    may wait 2 s for the client), so poll to a deadline instead of sampling
+    after a fixed sleep; fails the test if connections remain."""
+    deadline = time.monotonic() + timeout
+    while True:
+        conns = tcp_conns(pid)
+        if not conns:
+            return fd_count(pid)
+        if time.monotonic() > deadline:
+            pytest.fail("pid %d still holds TCP connections %s after %.0f s"
+                        % (pid, conns, timeout))
+        time.sleep(0.05)
 
 
 class _Reader(threading.Thread):
@@ -137,10 +306,13 @@ class PithServer:
     """One pith process tree started on an ephemeral port."""
 
     def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
-                 allow_sanitizer=None, stdout_pipe=False, cwd=None):
+                 allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False):
         self.root = str(root)
         self.args = list(args)
         self.allow_sanitizer = allow_sanitizer
+        # True for a test that kills workers on purpose; otherwise any worker
+        # death fails the test.
+        self.allow_worker_crash = allow_worker_crash
         self.argv = [PITH_BIN, "--port", str(port)]
         if addr is not None:
             self.argv += ["--addr", addr]
@@ -165,6 +337,9 @@ class PithServer:
         self.start_line = None
         self.exit_code = None
         self.known_workers = set()
+        self.stopping = False  # the test (or stop()) asked the master to exit
+        self._deaths_seen = set()  # worker pids already blamed on a test
+        self._sanitizer_seen = 0  # sanitizer lines already blamed on a test
 
     # -- life cycle ------------------------------------------------------------------
     def start(self):
@@ -181,6 +356,7 @@ class PithServer:
             preexec_fn=_limit_core,
         )
         self.pid = self.proc.pid
+        _LIVE.append(self)
         self.err = _Reader(self.proc.stderr)
         self.err.start()
         self.out = None
@@ -191,6 +367,7 @@ class PithServer:
                                  START_TIMEOUT)
         if text is None:
             rc = self.proc.poll()
+            self.stopping = True
             self._kill_all()
             pytest.fail(
                 "pith did not print its start line within %.0f s (exit status %r)\nargv: %s\n"
@@ -228,7 +405,37 @@ class PithServer:
         return self.err.text()
 
     def signal(self, sig):
+        if sig in (signal.SIGTERM, signal.SIGINT):
+            self.stopping = True
         os.kill(self.pid, sig)
+
+    def worker_deaths(self):
+        """Worker deaths not reported before: the master's lines about them,
+        and known workers found dead while the master runs and was not asked
+        to stop (their line may not have arrived yet)."""
+        out = []
+        for line in self.err.text().splitlines():
+            m = WORKER_DEATH_RE.search(line)
+            if m and int(m.group(2)) not in self._deaths_seen:
+                self._deaths_seen.add(int(m.group(2)))
+                out.append("the master said: " + line.strip())
+        if self.proc is not None and self.proc.poll() is None and not self.stopping:
+            for p in sorted(self.known_workers - self._deaths_seen):
+                if not pid_alive(p):
+                    self._deaths_seen.add(p)
+                    out.append("worker pid %d is gone (the master runs and was not stopped)" % p)
+        return out
+
+    def new_sanitizer_lines(self):
+        """Sanitizer report lines not reported before (allow_sanitizer aside)."""
+        lines = [l for l in self.err.text().splitlines() if SANITIZER_RE.search(l)]
+        if self.allow_sanitizer:
+            lines = [l for l in lines if not re.search(self.allow_sanitizer, l)]
+        new, self._sanitizer_seen = lines[self._sanitizer_seen:], len(lines)
+        return new
+
+    def describe(self):
+        return "pith pid %s (%s)" % (self.pid, " ".join(self.argv[1:]))
 
     def wait_exit(self, timeout):
         """Exit status, or None if the master is still running after timeout."""
@@ -255,17 +462,25 @@ class PithServer:
 
     def stop(self, grace=10.0):
         """SIGTERM, wait, then SIGKILL. Returns a list of problems found (a
-        sanitizer report, workers that outlived the master, a hung master)."""
+        worker that died, a sanitizer report, workers that outlived the
+        master, a hung master, a master that did not exit 0 on SIGTERM)."""
         problems = []
         if self.proc is None:
             return problems
         self.workers()
+        # Before SIGTERM: a worker gone now died on its own.
+        deaths = self.worker_deaths()
         if self.proc.poll() is None:
+            self.stopping = True
             self.proc.send_signal(signal.SIGTERM)
             rc = self.wait_exit(grace)
             if rc is None:
                 problems.append("master did not exit within %.0f s of SIGTERM" % grace)
                 self._kill_all()
+            elif rc != 0:
+                problems.append("master exited with status %r after SIGTERM" % rc)
+        elif not self.stopping:
+            problems.append("master exited on its own with status %r" % self.proc.returncode)
         # Workers must follow the master out.
         deadline = time.monotonic() + 3.0
         while any(pid_alive(p) for p in self.known_workers) and time.monotonic() < deadline:
@@ -277,11 +492,16 @@ class PithServer:
         self.err.join(3.0)
         if self.out is not None:
             self.out.join(3.0)
+        if self in _LIVE:
+            _LIVE.remove(self)
         text = self.err.text()
-        found = [l for l in text.splitlines() if SANITIZER_RE.search(l)]
-        if self.allow_sanitizer:
-            found = [l for l in found if not re.search(self.allow_sanitizer, l)]
-        if found:
+        # Lines that arrived while stopping count too (the master logs a
+        # death it reaped before the SIGTERM).
+        deaths += self.worker_deaths()
+        if deaths and not self.allow_worker_crash:
+            problems.append("worker died:\n  %s\nstderr:\n%s" % ("\n  ".join(deaths),
+                                                                 _tail(text, 30)))
+        if self.new_sanitizer_lines():
             problems.append("sanitizer report on stderr:\n" + _tail(text, 60))
         self.proc = None
         return problems
@@ -301,6 +521,39 @@ class PithServer:
 
 def _tail(text, n):
     return "\n".join(text.splitlines()[-n:])
+
+
+# Servers started and not yet stopped, whatever fixture (or test) owns them.
+_LIVE = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A worker that died, or a sanitizer report, during a test fails that
+    test, even where the server belongs to a module-scoped fixture and is
+    stopped only after the module's last test."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when != "call":
+        return
+    found = []
+    for s in list(_LIVE):
+        if s.proc is None:
+            continue
+        deaths = s.worker_deaths()
+        if deaths and not s.allow_worker_crash:
+            found.append("%s: worker died:\n  %s" % (s.describe(), "\n  ".join(deaths)))
+        san = s.new_sanitizer_lines()
+        if san:
+            found.append("%s: sanitizer report:\n%s" % (s.describe(), _tail(s.err.text(), 60)))
+    if not found:
+        return
+    msg = "\n".join(found)
+    if rep.passed:
+        rep.outcome = "failed"
+        rep.longrepr = msg
+    else:
+        rep.sections.append(("pith", msg))
 
 
 class ServerSet:
@@ -558,6 +811,11 @@ def run_pith(*args, timeout=10.0, env=None):
 
 
 def free_port(family=socket.AF_INET, addr="127.0.0.1"):
+    """A port that was free a moment ago. Racy (another process may take it
+    before pith binds it): start pith with --port 0 and read the port from
+    its start line (PithServer.port), or from /proc (listening_ports) where
+    it prints none. Use this only where a test needs the port beforehand,
+    and say why there."""
     s = socket.socket(family)
     s.bind((addr, 0))
     port = s.getsockname()[1]

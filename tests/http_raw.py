@@ -306,6 +306,23 @@ def assert_no_more_bytes(c, wait=0.3):
         assert data == b"", "bytes after the response: %r" % data[:200]
 
 
+class _Received:
+    """The socket of a Conn whose bytes have all arrived already."""
+
+    def settimeout(self, t):
+        pass
+
+
+def parse_response(data, method="GET"):
+    """Parses one response, as strictly as Conn.read_response, from bytes
+    received earlier on a connection that has closed since. Returns
+    (response, the bytes after it)."""
+    c = Conn(0, sock=_Received())
+    c.buf, c.eof = data, True
+    r = c.read_response(method)
+    return r, c.buf
+
+
 def _b(x):
     return x if isinstance(x, bytes) else str(x).encode("utf-8")
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Command line (DESIGN.md §3): --help/--version, usage errors exit 2 with a
-one-line reason, runtime failures exit 1, ROOT anywhere, --root, --pidfile,
---daemon."""
+one-line reason, runtime failures exit 1, ROOT anywhere, --root, --pidfile
+(written, removed on exit, unwritable: exit 1), --daemon (a new session,
+stdio on /dev/null, a clean stop), -q."""
 
 import os
 import signal
@@ -11,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (PITH_BIN, SANITIZER_RE, START_RE, VERSION, PithServer, _limit_core, free_port, pid_alive,
-                      proc_children, run_pith)
+from conftest import (PITH_BIN, PITH_IO, SANITIZER_RE, START_RE, VERSION, PithServer, _limit_core,
+                      listening_ports, pid_alive, proc_children, run_pith)
 from http_raw import fetch
 
 
@@ -164,85 +165,158 @@ def test_default_root_is_cwd(docroot):
     assert not problems, problems
 
 
-def test_pidfile(pith, tmp_path):
+def _wait_file(path, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, "%s not written within %.0f s" % (path, timeout)
+        time.sleep(0.02)
+
+
+def test_pidfile_written_and_removed_on_exit(pith, tmp_path):
     pf = tmp_path / "pith.pid"
     s = pith("--pidfile", str(pf))
-    deadline = time.monotonic() + 3
-    while not pf.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert int(pf.read_text().strip()) == s.pid
+    _wait_file(pf)
+    assert pf.read_text() == "%d\n" % s.pid
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(10) == 0
+    assert not pf.exists(), "the pidfile is left behind after a clean exit"
 
 
-def test_daemon(docroot, tmp_path):
+@pytest.mark.parametrize("where", ["missing_dir", "is_a_directory"])
+def test_pidfile_unwritable_exits_1(docroot, tmp_path, where):
+    # Paths that stay unwritable for root too (the suite may run as root).
+    if where == "missing_dir":
+        pf = tmp_path / "no-such-dir" / "pith.pid"
+    else:
+        pf = tmp_path / "a-directory"
+        pf.mkdir()
+    p = run_pith("--pidfile", str(pf), "--port", "0", "--addr", "127.0.0.1", "--workers", "1",
+                 docroot.root, timeout=5)
+    assert p.returncode == 1, "exit %r\nstderr: %s" % (p.returncode, p.stderr)
+    assert str(pf) in p.stderr and "pidfile" in p.stderr, p.stderr
+    assert "serving" not in p.stderr
+    assert not (tmp_path / "no-such-dir").exists()
+
+
+def _stat_fields(pid):
+    """/proc/<pid>/stat fields after the command name: [0] state, [1] ppid,
+    [2] process group, [3] session."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _stdio(pid):
+    """Where fds 0, 1, 2 of pid point (None: closed)."""
+    out = []
+    for fd in (0, 1, 2):
+        try:
+            out.append(os.readlink("/proc/%d/fd/%d" % (pid, fd)))
+        except FileNotFoundError:
+            out.append(None)
+    return out
+
+
+def _kill_tree(pid):
+    """SIGKILL for pid and its children, whatever state they are in."""
+    for q in [pid] + proc_children(pid):
+        try:
+            os.kill(q, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture
+def daemon_pids():
+    """Pids of daemons a test started: killed at teardown even when the test
+    fails (a daemon is no child of ours, so nothing else would stop it)."""
+    pids = []
+    yield pids
+    for pid in pids:
+        if pid_alive(pid):
+            _kill_tree(pid)
+
+
+def test_daemon(docroot, tmp_path, daemon_pids):
     pf = tmp_path / "daemon.pid"
-    port = free_port()
-    out = open(tmp_path / "out", "wb")
-    err = open(tmp_path / "err", "wb")
-    argv = [PITH_BIN, "--daemon", "--pidfile", str(pf), "--port", str(port), "--addr", "127.0.0.1",
-            "--workers", "1", docroot.root]
+    err_path = tmp_path / "err"
+    argv = [PITH_BIN, "--daemon", "--pidfile", str(pf), "--port", "0", "--addr", "127.0.0.1",
+            "--workers", "1"] + (["--io", PITH_IO] if PITH_IO else []) + [docroot.root]
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                         preexec_fn=_limit_core)
-    pid = None
+    with open(tmp_path / "out", "wb") as out, open(err_path, "wb") as err:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                             preexec_fn=_limit_core)
     try:
         rc = p.wait(5)
-        assert rc == 0, (tmp_path / "err").read_text()
-        assert time.monotonic() - t0 < 5
-        deadline = time.monotonic() + 3
-        while not pf.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        pid = int(pf.read_text().strip())
-        assert pid != p.pid
-        assert pid_alive(pid)
-        deadline = time.monotonic() + 3
-        while True:
-            try:
-                _serve_check(port, docroot)
-                break
-            except ConnectionRefusedError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+    except subprocess.TimeoutExpired:
+        _kill_tree(p.pid)
+        p.wait()
+        pytest.fail("pith --daemon did not return within 5 s")
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        if pid is None and pf.exists():
-            try:
-                pid = int(pf.read_text().strip())
-            except ValueError:
-                pid = None
-        if pid is not None and pid_alive(pid):
-            workers = proc_children(pid)
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 5
-            while pid_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            for q in [pid] + workers:
-                if pid_alive(q):
-                    os.kill(q, signal.SIGKILL)
-        out.close()
-        err.close()
-    text = (tmp_path / "err").read_text(errors="replace")
-    assert not SANITIZER_RE.search(text), text
+        # Learn the daemon's pid as early as possible, so that teardown
+        # kills it whatever fails below.
+        if pf.exists() and pf.read_text().strip().isdigit():
+            daemon_pids.append(int(pf.read_text()))
+    text = err_path.read_text(errors="replace")
+    assert rc == 0, text
+    assert time.monotonic() - t0 < 5
+    _wait_file(pf)
+    pid = int(pf.read_text().strip())
+    if pid not in daemon_pids:
+        daemon_pids.append(pid)
+    assert pid != p.pid and pid_alive(pid)
+    # The start line came before the detach (stderr is /dev/null after it),
+    # with the port that --port 0 chose.
+    lines = text.splitlines()
+    assert len(lines) == 1 and START_RE.match(lines[0]), text
+    port = int(START_RE.match(lines[0]).group(3))
+    # Detached: its own session (it is the session leader), no terminal,
+    # and stdin, stdout and stderr on /dev/null (or closed); the same for
+    # its worker.
+    assert workers_of(pid), "the daemon has no worker"
+    st = _stat_fields(pid)
+    assert int(st[3]) == pid, "the daemon does not lead a session of its own: %s" % st[:4]
+    assert int(st[3]) != os.getsid(0)
+    assert int(st[4]) == 0, "the daemon has a controlling terminal"
+    for q in [pid] + workers_of(pid):
+        assert int(_stat_fields(q)[3]) == pid
+        for where in _stdio(q):
+            assert where in (None, "/dev/null"), "pid %d has stdio on %s" % (q, _stdio(q))
+    _serve_check(port, docroot)
+    # A clean stop on SIGTERM: the master and its worker exit, and the
+    # master removes the pidfile, which it does only at the end of an
+    # orderly stop (the daemon is no child of ours: its exit status is not
+    # ours to read).
+    workers = workers_of(pid)
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while any(pid_alive(q) for q in [pid] + workers):
+        assert time.monotonic() < deadline, "the daemon did not stop within 10 s of SIGTERM"
+        time.sleep(0.05)
+    assert not pf.exists(), "the daemon left its pidfile behind"
+    assert not SANITIZER_RE.search(err_path.read_text(errors="replace"))
+
+
+def workers_of(pid):
+    return [q for q in proc_children(pid) if pid_alive(q)]
 
 
 def test_quiet_prints_no_start_line(docroot, tmp_path):
-    port = free_port()
     err = open(tmp_path / "err", "w+b")
-    p = subprocess.Popen([PITH_BIN, "-q", "--port", str(port), "--addr", "127.0.0.1", "--workers",
-                          "1", docroot.root], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=err, start_new_session=True, preexec_fn=_limit_core)
+    io = ["--io", PITH_IO] if PITH_IO else []
+    argv = [PITH_BIN, "-q", "--port", "0", "--addr", "127.0.0.1", "--workers", "1"] + io
+    p = subprocess.Popen(argv + [docroot.root], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                         preexec_fn=_limit_core)
     try:
+        # No start line to read the port from: /proc shows the listener
+        # (the master keeps its copy open).
         deadline = time.monotonic() + 5
-        while True:
-            try:
-                _serve_check(port, docroot)
-                break
-            except ConnectionRefusedError:
-                if time.monotonic() > deadline or p.poll() is not None:
-                    raise
-                time.sleep(0.1)
+        while not listening_ports(p.pid):
+            assert p.poll() is None, "pith -q exited with %r" % p.returncode
+            assert time.monotonic() < deadline, "pith -q is not listening after 5 s"
+            time.sleep(0.02)
+        (port,) = listening_ports(p.pid)
+        _serve_check(port, docroot)
     finally:
         workers = proc_children(p.pid)
         p.send_signal(signal.SIGTERM)
@@ -258,4 +332,6 @@ def test_quiet_prints_no_start_line(docroot, tmp_path):
     text = err.read().decode("utf-8", "replace")
     err.close()
     assert "serving" not in text, text
+    if io:
+        assert text == "", text  # (auto may say why it falls back to epoll)
     assert rc == 0

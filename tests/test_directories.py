@@ -83,10 +83,9 @@ def listing(server):
 
 def test_listing_is_html(listing):
     assert listing["Content-Type"].lower().replace(" ", "") == "text/html;charset=utf-8"
-    if listing.get("Content-Length") is not None:
-        assert int(listing["Content-Length"]) == len(listing.body)
-    else:
-        assert listing["Transfer-Encoding"] == "chunked"
+    # Streamed (DESIGN.md §2): chunked over HTTP/1.1, never a Content-Length.
+    assert listing["Transfer-Encoding"] == "chunked", listing.head_text()
+    assert "Content-Length" not in listing, listing.head_text()
     assert listing.body.rstrip().lower().endswith(b"</html>")
 
 
@@ -155,12 +154,34 @@ def test_redirect_to_other_host_impossible(server, target):
     assert "evil.example/" in r["Location"]
 
 
-@pytest.mark.parametrize("target", ["//evil.example/..", "//evil.example/../", "/\\evil.example/..",
-                                    "//evil.example/%2e%2e", "//evil.example/."])
-def test_location_never_starts_with_double_slash(server, target):
+# Directories reached through a leading "//" (and dot-segments after it): a
+# server that put the raw path in Location would send "//evil.example/",
+# which a browser reads as another host.
+@pytest.mark.parametrize("target,location", [
+    ("///sub", "/sub/"),
+    ("//evil.example/../evil.example", "/evil.example/"),
+    ("//./evil.example", "/evil.example/"),
+    ("//sub/../evil.example", "/evil.example/"),
+    ("//%2e/evil.example", "/evil.example/"),
+    ("///evil.example/../sub", "/sub/"),
+])
+def test_location_never_starts_with_double_slash(server, target, location):
     r = server.get(target)
-    assert r.status in (200, 301)
+    assert r.status == 301, r
     _assert_safe_location(r)
+    assert r["Location"] == location
+
+
+@pytest.mark.parametrize("target", ["/.//evil.example", "/sub/..//evil.example",
+                                    "/./evil.example", "//evil.example/../evil.example"])
+def test_location_resolves_to_this_host(server, target):
+    # Dot-segments that a browser removes must not turn the Location into
+    # "//evil.example/" after the fact; browsers read "\" as "/".
+    r = server.get(target)
+    assert r.status == 301, r
+    _assert_safe_location(r)
+    url = urllib.parse.urljoin("http://pith.test/", r["Location"].replace("\\", "/"))
+    assert urllib.parse.urlsplit(url).netloc == "pith.test", (r["Location"], url)
 
 
 def test_encoded_slash_in_redirect_candidate_400(server):

@@ -66,15 +66,6 @@ def test_big_file_twice_on_one_connection(server, docroot):
             assert r.body == docroot.files["big.bin"]
 
 
-@pytest.mark.parametrize("flag,expect", [("0", "no-cache"), ("3600", "max-age=3600"),
-                                         ("60", "max-age=60")])
-def test_cache_control_max_age_flag(pith, flag, expect):
-    s = pith("--max-age", flag)
-    r = s.get("/index.html")
-    assert r.status == 200
-    assert r["Cache-Control"] == expect
-
-
 ERROR_REQUESTS = [
     (b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404),
     (b"GET /.hidden HTTP/1.1\r\nHost: x\r\n\r\n", 403),

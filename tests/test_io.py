@@ -7,9 +7,7 @@ suite, which `make test` runs once per backend (PITH_IO)."""
 
 import re
 
-import pytest
-
-from conftest import PithServer, run_pith
+from conftest import PithServer, run_pith, uring_cannot_run
 
 
 def _start_line_backend(server):
@@ -18,9 +16,11 @@ def _start_line_backend(server):
     return m.group(1)
 
 
-def _uring_works():
+def _uring_unavailable():
+    """Why io_uring cannot run here, or None."""
     p = run_pith("--io", "uring", "--port", "0", "/nonexistent-pith-probe")
-    return "io_uring cannot run here" not in p.stderr
+    m = re.search(r"io_uring cannot run here: (.*)", p.stderr)
+    return m.group(1) if m else None
 
 
 def test_io_bad_value_exits_2():
@@ -40,8 +40,9 @@ def test_io_epoll_named_in_start_line(docroot):
 
 
 def test_io_uring_named_in_start_line(docroot):
-    if not _uring_works():
-        pytest.skip("io_uring cannot run on this machine")
+    why = _uring_unavailable()
+    if why:
+        uring_cannot_run(why)  # a failure, unless PITH_ALLOW_NO_URING=1
     s = PithServer(docroot.root, ["--io", "uring"]).start()
     try:
         assert _start_line_backend(s) == "io_uring"

@@ -4,7 +4,11 @@ driven over the DevTools protocol (python3-websocket), renders pith's
 listing of a directory full of hostile names; the test reads the DOM (every
 name shown as text, no element or script injected, hrefs that lead back to
 the files), sorts by clicking the column headers, checks the dark scheme,
-and keeps screenshots in tests/artifacts/ (light and dark)."""
+and keeps screenshots in tests/artifacts/ (light and dark).
+
+One Chromium serves the module, but every test gets the page freshly
+loaded, with the default colour scheme and window, and only its own
+events: no test depends on another or on their order."""
 
 import base64
 import json
@@ -85,8 +89,15 @@ class Browser:
         return r["result"].get("value")
 
     def open(self, url):
+        """Loads url afresh: the default media and window size, and no event
+        left from an earlier page."""
         self.call("Page.enable")
         self.call("Runtime.enable")
+        self.call("Emulation.setEmulatedMedia", features=[])
+        self.call("Emulation.clearDeviceMetricsOverride")
+        self.call("Page.navigate", url="about:blank")
+        self.wait_event("Page.loadEventFired")
+        self.events = []
         self.call("Page.navigate", url=url)
         self.wait_event("Page.loadEventFired")
 
@@ -108,13 +119,19 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser():
     b = Browser()
     try:
-        b.open("http://127.0.0.1:%d/noindex/" % server.port)
         yield b
     finally:
         b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """The listing of /noindex/, loaded for this test alone."""
+    browser.open("http://127.0.0.1:%d/noindex/" % server.port)
+    return browser
 
 
 ROW_NAMES = """[].map.call(document.querySelectorAll('#listing tbody tr:not(.parent)'),
@@ -185,16 +202,11 @@ def test_listing_follows_dark_scheme(page):
     assert light != dark
     assert dark == "rgb(13, 17, 23)"
     page.screenshot("listing-dark.png")
-    page.call("Emulation.setEmulatedMedia",
-              features=[{"name": "prefers-color-scheme", "value": "light"}])
 
 
 def test_listing_fits_a_phone(page):
     page.call("Emulation.setDeviceMetricsOverride", width=375, height=700,
               deviceScaleFactor=2, mobile=True)
-    try:
-        overflow = page.eval("document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, "the page scrolls sideways on a phone by %d px" % overflow
-        page.screenshot("listing-phone.png")
-    finally:
-        page.call("Emulation.clearDeviceMetricsOverride")
+    overflow = page.eval("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, "the page scrolls sideways on a phone by %d px" % overflow
+    page.screenshot("listing-phone.png")

@@ -70,5 +70,8 @@ def test_other_valid_token_501(server, method):
 @pytest.mark.parametrize("method", [b"G(ET", b"GE\"T", b"G,ET", b"GE/T", b"G@T", b"G\x80T",
                                     b"G{T"])
 def test_invalid_method_token_400(server, method):
+    # A 400 closes the connection, and nothing follows the response.
     r, rest, closed = server.raw(method + b" /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
     assert r.status == 400
+    assert closed, "the connection stays open after a 400"
+    assert rest == b"", rest[:200]

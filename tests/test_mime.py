@@ -19,19 +19,6 @@ def test_mime_type(server, docroot, ext):
     assert _norm(r["Content-Type"]) in [_norm(x) for x in MIME_FILES[ext]], r["Content-Type"]
 
 
-@pytest.mark.parametrize("ext", ["html", "css", "js", "mjs", "json", "svg", "txt", "md", "csv",
-                                 "xml", "webmanifest", "map"])
-def test_textual_types_have_charset(server, ext):
-    r = server.get("/mime/f." + ext)
-    assert "charset=utf-8" in _norm(r["Content-Type"])
-
-
-@pytest.mark.parametrize("ext", ["png", "jpg", "wasm", "woff2", "mp4", "pdf", "zip", "gz"])
-def test_binary_types_have_no_charset(server, ext):
-    r = server.get("/mime/f." + ext)
-    assert "charset" not in r["Content-Type"].lower()
-
-
 def test_uppercase_extension(server):
     r = server.get("/mime/FILE.PNG")
     assert r.status == 200

@@ -8,12 +8,16 @@ import time
 
 import pytest
 
+import http_raw
 from conftest import HUGE_SIZE
 
 HEADER_TIMEOUT = 2
 KEEPALIVE_TIMEOUT = 2
 SEND_TIMEOUT = 3
 SLACK = 2.0
+# Deadlines never fire early (src/server/timer.c rounds them up to the tick);
+# the client starts its clock a little after the server's accept.
+EARLY = 0.3
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +36,16 @@ def _wait_event(conn, wait):
     except socket.timeout:
         return None
     return "data" if n else "closed"
+
+
+def _assert_408_then_closed(got, closed_after):
+    """A partial head gets one 408 response, then the close, at the header
+    deadline (DESIGN.md §2)."""
+    r, rest = http_raw.parse_response(got)
+    assert r.status == 408, r
+    assert r.get("Connection", "").lower() == "close", r.head_text()
+    assert rest == b"", "bytes after the 408: %r" % rest[:200]
+    assert HEADER_TIMEOUT - EARLY <= closed_after <= HEADER_TIMEOUT + SLACK, closed_after
 
 
 def test_slowloris_cut_and_others_served(tserver, docroot):
@@ -63,19 +77,21 @@ def test_slowloris_cut_and_others_served(tserver, docroot):
     finally:
         got = slow.buf
         slow.close()
-    assert other_latency is not None and other_latency < 1.0, other_latency
+    assert other_latency is not None and other_latency < 0.3, other_latency
     assert closed_after is not None, "slow client still connected after %.0f s" % (
         time.monotonic() - t0)
-    assert closed_after <= HEADER_TIMEOUT + SLACK, closed_after
-    assert got == b"" or got.startswith(b"HTTP/1.1 408 "), got[:100]
+    _assert_408_then_closed(got, closed_after)
 
 
 def test_silent_connection_closed(tserver):
+    # Nothing sent: closed without a word at the header deadline (counted
+    # from the accept).
     with tserver.conn() as c:
         t0 = time.monotonic()
         rest = c.wait_closed(max(HEADER_TIMEOUT, KEEPALIVE_TIMEOUT) + SLACK + 1)
-        assert time.monotonic() - t0 >= 0.5
-        assert rest == b"" or rest.startswith(b"HTTP/1.1 408 ")
+        elapsed = time.monotonic() - t0
+        assert rest == b"", "a silent connection got %r" % rest[:100]
+        assert HEADER_TIMEOUT - EARLY <= elapsed <= HEADER_TIMEOUT + SLACK, elapsed
 
 
 def test_partial_head_closed(tserver):
@@ -83,8 +99,7 @@ def test_partial_head_closed(tserver):
         c.send(b"GET /index.html HTTP/1.1\r\nHost: x\r\n")
         t0 = time.monotonic()
         rest = c.wait_closed(HEADER_TIMEOUT + SLACK + 1)
-        assert time.monotonic() - t0 >= 0.5
-        assert rest == b"" or rest.startswith(b"HTTP/1.1 408 ")
+        _assert_408_then_closed(rest, time.monotonic() - t0)
 
 
 def test_keepalive_idle_closed(tserver):
