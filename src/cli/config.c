@@ -47,7 +47,8 @@ static const char usage[] =
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
     "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
-    "  -q, --quiet               no start line\n"
+    "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
+    "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
     "  -V, --version             show the version and exit\n"
     "  --                        end of options (for a ROOT that starts with '-')\n"
@@ -369,6 +370,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
         .log = cfg->log,
         .pidfile = cfg->pidfile,
         .user = cfg->user,
+        .quiet = cfg->quiet,
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];

@@ -8,16 +8,17 @@
  * --grace seconds; a second TERM/INT, or the end of the grace period, kills
  * them.
  *
- * A dead worker's listener is closed at once and a fresh one opened for its
- * replacement: with SO_REUSEPORT the kernel hashes each new connection to
- * one listener of the group, and a listener nobody accepts on would hold
- * its share of clients in a queue forever. Closed, it leaves the group, so
- * new connections go to the live workers (those already queued on it are
- * reset, not left hanging).
- *
- * A worker that dies soon after it started is restarted after a delay that
- * doubles each time (1 s up to 30 s), so a worker that cannot start does
- * not spin; one that ran for a while is restarted at once.
+ * A worker that dies is replaced at once, unless it died soon after it
+ * started more than once in a row: then the delay doubles each time (1 s up
+ * to 30 s), so a worker that cannot start does not spin. Replaced at once,
+ * the new worker takes over the dead one's listener and the connections
+ * queued on it. Replaced later, the listener is closed at once and a fresh
+ * one opened for the replacement: with SO_REUSEPORT the kernel hashes each
+ * new connection to one listener of the group, and one nobody accepts on
+ * would hold its share of clients for the whole delay. Closed, it leaves
+ * the group: new connections go to the live workers (or are refused when
+ * there are none), and those already queued on it are reset, not left
+ * hanging.
  *
  * Signals are blocked here and taken synchronously with sigtimedwait, so no
  * handler and no global flag is needed.
@@ -34,7 +35,7 @@
 
 #define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS   30000
-#define STABLE_MS        10000 /* a worker that ran this long restarts at once */
+#define STABLE_MS        10000 /* a worker that ran this long resets the backoff */
 
 static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
 
@@ -42,7 +43,7 @@ struct slot {
     int pid;            /* 0: not running */
     int64_t started;    /* ms */
     int64_t restart_at; /* ms; 0: none scheduled */
-    int64_t backoff;    /* ms: the delay after the next early death */
+    int64_t backoff;    /* ms: the delay after the next early death (0: none yet) */
 };
 
 struct master {
@@ -105,35 +106,40 @@ static void report_exit(unsigned i, int pid, int status, int64_t delay_ms)
     log_error(line);
 }
 
-/* The delay before worker slot s starts again after dying now. */
+/* The delay before worker slot s starts again after dying now: none after
+ * a stable run or a first early death, then 1, 2, 4 ... 30 s. */
 static int64_t restart_delay(struct slot *s, int64_t now)
 {
-    if (now - s->started >= STABLE_MS) {
-        s->backoff = BACKOFF_FIRST_MS;
-        return 0;
-    }
-    int64_t d = s->backoff ? s->backoff : BACKOFF_FIRST_MS;
-    s->backoff = d * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d * 2;
+    if (now - s->started >= STABLE_MS)
+        s->backoff = 0;
+    int64_t d = s->backoff;
+    s->backoff = d == 0 ? BACKOFF_FIRST_MS : d * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d * 2;
     return d;
+}
+
+static void close_listener(struct master *m, unsigned i)
+{
+    if (m->srv->listen_fds[i] >= 0) {
+        sys_close(m->srv->listen_fds[i]);
+        m->srv->listen_fds[i] = -1;
+    }
 }
 
 static void worker_died(struct master *m, unsigned i, int pid, int status)
 {
     struct slot *s = &m->slots[i];
     s->pid = 0;
-    /* Nobody accepts on its listener now: take it out of the group. */
-    if (m->srv->listen_fds[i] >= 0) {
-        sys_close(m->srv->listen_fds[i]);
-        m->srv->listen_fds[i] = -1;
-    }
     if (m->stopping)
         return;
     int64_t now = sys_now_ms();
     int64_t delay = restart_delay(s, now);
     report_exit(i, pid, status, delay);
     s->restart_at = now + delay;
-    if (delay == 0)
-        start_worker(m, i);
+    if (delay == 0) {
+        start_worker(m, i); /* takes over the listener and its queue */
+        return;
+    }
+    close_listener(m, i); /* nobody accepts on it for a while: out of the group */
 }
 
 static void reap(struct master *m)
@@ -165,11 +171,8 @@ static void begin_stop(struct master *m)
     m->stopping = true;
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse. */
-    for (unsigned i = 0; i < m->srv->nlisten; i++) {
-        if (m->srv->listen_fds[i] >= 0)
-            sys_close(m->srv->listen_fds[i]);
-        m->srv->listen_fds[i] = -1;
-    }
+    for (unsigned i = 0; i < m->srv->nlisten; i++)
+        close_listener(m, i);
     signal_workers(m, SIGTERM);
     m->kill_at = sys_now_ms() + (int64_t)m->srv->set.grace * 1000 + 1000;
 }

@@ -37,6 +37,7 @@ struct settings {
     const char *log;                                                 /* NULL: off; "-": stdout */
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
+    bool quiet;       /* no informational lines on stderr (errors still) */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except

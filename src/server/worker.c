@@ -275,6 +275,7 @@ int worker_run(const struct server *srv, unsigned index)
         return 1;
     run_loop(w);
     access_log_flush(&w->log);
-    report_closes(w);
+    if (!w->set->quiet)
+        report_closes(w);
     return 0;
 }
