@@ -17,8 +17,10 @@ REJECT = [
     ("transfer_encoding_chunked", H(b"Host: x", b"Transfer-Encoding: chunked", body=b"0\r\n\r\n"), 400),
     ("transfer_encoding_identity", H(b"Host: x", b"Transfer-Encoding: identity"), 400),
     ("content_length_with_body", H(b"Host: x", b"Content-Length: 5", body=b"hello"), 400),
+    # A body on a method pith does not allow is no bad request: 405 with
+    # Allow, and still close without reading the body (issue 8, defect 12).
     ("post_content_length_with_body", H(b"Host: x", b"Content-Length: 5", method=b"POST",
-                                        body=b"hello"), 400),
+                                        body=b"hello"), 405),
     ("cl_and_te", H(b"Host: x", b"Content-Length: 5", b"Transfer-Encoding: chunked",
                     body=b"0\r\n\r\n"), 400),
     ("content_length_abc", H(b"Host: x", b"Content-Length: abc"), 400),
@@ -56,7 +58,6 @@ REJECT = [
     ("header_section_over_16k", H(b"Host: x", *[b"X-F%d: " % i + b"v" * 4000 for i in range(5)]), 431),
     ("101_fields", H(b"Host: x", *[b"X-F%d: v" % i for i in range(100)]), 431),
     ("http_2_0", H(b"Host: x", version=b"HTTP/2.0"), 505),
-    ("http_1_2", H(b"Host: x", version=b"HTTP/1.2"), 505),
     ("http_3_0", H(b"Host: x", version=b"HTTP/3.0"), 505),
     ("http_1_1x", H(b"Host: x", version=b"HTTP/1.1x"), 400),
     ("lowercase_http", H(b"Host: x", version=b"http/1.1"), 400),
@@ -114,6 +115,13 @@ def test_request_line_under_8k_not_414(server):
 
 def test_content_length_zero_get_200(server):
     _ok(server, H(b"Host: x", b"Content-Length: 0"))
+
+
+def test_http_1_2_answered_as_http_1_1(server):
+    # RFC 9110 §2.5: a higher minor version is processed as HTTP/1.1
+    # (issue 8, defect 11); the major version alone decides a 505.
+    r = _ok(server, H(b"Host: x", version=b"HTTP/1.2"))
+    assert r.version == "HTTP/1.1"
 
 
 def test_absolute_form_with_host_200(server, docroot):
