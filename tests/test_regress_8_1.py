@@ -84,6 +84,7 @@ def test_408_after_slot_reuse_logs_no_other_request(pith, tmp_path, docroot, b_l
     logged."""
     log = tmp_path / "access.log"
     s = pith("--timeout-header", str(HEADER_TIMEOUT), "--log", str(log), workers=1)
+    worker = s.worker()
     a = s.conn()
     b = s.conn(rcvbuf=4096)  # SO_RCVBUF before connect: B's response stalls at once
     try:
@@ -127,6 +128,7 @@ def test_408_after_slot_reuse_logs_no_other_request(pith, tmp_path, docroot, b_l
                 and m["status"] != b"408", "another request's target leaked:\n" + text
     # The worker survived (under ASan it aborted on the poisoned slot) and
     # still serves.
+    assert s.workers() == [worker], "the worker died and was restarted"
     assert s.get("/index.html").status == 200
 
 

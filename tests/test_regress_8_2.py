@@ -89,6 +89,7 @@ def _close_all(socks):
 
 def test_stalled_pipeliners_do_not_starve_a_new_client(pith, docroot):
     s = pith(workers=1)
+    worker = s.worker()
     stalled = _stall(s.port)
     try:
         # Let the worker take in what it will of the bursts.
@@ -119,3 +120,4 @@ def test_stalled_pipeliners_do_not_starve_a_new_client(pith, docroot):
     finally:
         _close_all(stalled)
     assert s.get("/index.html").status == 200
+    assert s.workers() == [worker], "the worker died (an assertion, or a crash) and was restarted"

@@ -84,6 +84,7 @@ def _check_listing(r):
 def test_listing_of_many_dotfiles_does_not_block_other_clients(pith, many_root):
     root, created = many_root
     s = pith(root=root, workers=1)
+    worker = s.worker()
     with s.conn(timeout=30) as c:
         t0 = time.monotonic()
         r = c.exchange("GET", "/many/", timeout=30)
@@ -125,6 +126,7 @@ def test_listing_of_many_dotfiles_does_not_block_other_clients(pith, many_root):
         for t in threads:
             t.join(60)
     assert not errors, errors[0]
+    assert s.workers() == [worker], "the worker died and was restarted"
     assert not any(t.is_alive() for t in threads)
     median = statistics.median(lat)
     limit = max(0.05, alone / 4)
