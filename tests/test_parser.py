@@ -17,7 +17,8 @@ REJECT = [
     ("transfer_encoding_chunked", H(b"Host: x", b"Transfer-Encoding: chunked", body=b"0\r\n\r\n"), 400),
     ("transfer_encoding_identity", H(b"Host: x", b"Transfer-Encoding: identity"), 400),
     ("content_length_with_body", H(b"Host: x", b"Content-Length: 5", body=b"hello"), 400),
-    # A body on POST: 405 with Allow and close; the body is never read.
+    # A body on a method pith does not allow is no bad request: 405 with
+    # Allow, and still close without reading the body (issue 8, defect 12).
     ("post_content_length_with_body", H(b"Host: x", b"Content-Length: 5", method=b"POST",
                                         body=b"hello"), 405),
     ("cl_and_te", H(b"Host: x", b"Content-Length: 5", b"Transfer-Encoding: chunked",
@@ -115,6 +116,13 @@ def test_request_line_under_8k_not_414(server):
 
 def test_content_length_zero_get_200(server):
     _ok(server, H(b"Host: x", b"Content-Length: 0"))
+
+
+def test_http_1_2_answered_as_http_1_1(server):
+    # RFC 9110 §2.5: a higher minor version is processed as HTTP/1.1
+    # (issue 8, defect 11); the major version alone decides a 505.
+    r = _ok(server, H(b"Host: x", version=b"HTTP/1.2"))
+    assert r.version == "HTTP/1.1"
 
 
 def test_absolute_form_with_host_200(server, docroot):
