@@ -136,18 +136,23 @@ static int parts_fill(struct worker *w, struct exchange *x)
 
 static const struct body_source parts_source = {.fill = parts_fill, .done = NULL};
 
-/* A fresh boundary for each response: random bits from the worker's start
- * mixed with a counter (splitmix64), so no file can predict or contain it. */
+/* A fresh boundary for each response, from the kernel's CSPRNG: no file
+ * can predict it, so none can contain it (a counter mixed with a seed can
+ * be inverted from one response and the next boundary written into a
+ * file). Multipart responses are rare enough for one getrandom each. */
 static void new_boundary(struct worker *w, char *out)
 {
     static const char hex[] = "0123456789abcdef";
-    uint64_t x = w->boundary_seed[0] + 0x9e3779b97f4a7c15u * ++w->boundary_seed[1];
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    x ^= x >> 31;
-    for (int i = 0; i < MULTIPART_BOUNDARY_LEN; i++) {
-        uint64_t src = i < 16 ? x : w->boundary_seed[0] >> 4;
-        out[i] = hex[(src >> (4 * (i % 16))) & 15];
+    unsigned char r[MULTIPART_BOUNDARY_LEN / 2];
+    if (sys_random(r, sizeof r) < 0) {
+        /* Never on Linux 3.17+ with a seeded pool; keep the old mix. */
+        uint64_t x = w->boundary_seed[0] + 0x9e3779b97f4a7c15u * ++w->boundary_seed[1];
+        for (size_t i = 0; i < sizeof r; i++)
+            r[i] = (unsigned char)(x >> (8 * (i % 8)));
+    }
+    for (size_t i = 0; i < sizeof r; i++) {
+        out[2 * i] = hex[r[i] >> 4];
+        out[2 * i + 1] = hex[r[i] & 15];
     }
 }
 
@@ -193,8 +198,11 @@ static void ranged_response(struct worker *w, struct exchange *x, const struct f
                             struct file_bytes fb)
 {
     const struct http_info *f = &w->info;
-    if (f->if_range.p && !cond_if_range(f->if_range, span_make(e->etag, e->etag_len), e->lm,
-                                        e->has_lm, w->now_sec)) {
+    /* A Last-Modified clamped to the Date (a file dated in the future) is
+     * not the file's time and validates nothing. */
+    bool lm_real = e->has_lm && e->lm == e->st.mtime_sec;
+    if (f->if_range.p &&
+        !cond_if_range(f->if_range, span_make(e->etag, e->etag_len), e->lm, lm_real, w->now_sec)) {
         full_response(w, x, e, fb); /* the client's copy is stale: all of it */
         return;
     }

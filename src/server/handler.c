@@ -76,14 +76,16 @@ static void options_response(struct worker *w, struct exchange *x)
 
 /* 301 to the slash form of a directory. The raw path is kept (escapes and
  * all) when it is a plain absolute path; one that starts with "//" or "/\"
- * would read as another host (python/cpython#87389), so it is rebuilt from
- * the normalized path, percent-encoded. The parser admitted only VCHAR, so
- * no CR or LF can reach the field. */
+ * would read as another host (python/cpython#87389), and a raw backslash
+ * anywhere is read by browsers as a slash (WHATWG URL), so those are
+ * rebuilt from the normalized path, percent-encoded. The parser admitted
+ * only VCHAR, so no CR or LF can reach the field. */
 static void redirect_to_dir(struct worker *w, struct exchange *x, const struct target *t)
 {
     char loc[HTTP_MAX_REQUEST_LINE + 8];
     struct buf b = buf_make(loc, sizeof loc);
-    bool raw_ok = t->path.n >= 2 && t->path.p[1] != '/' && t->path.p[1] != '\\';
+    bool raw_ok =
+        t->path.n >= 2 && t->path.p[1] != '/' && mem_find(t->path.p, t->path.n, '\\') == t->path.n;
     if (raw_ok) {
         buf_put_span(&b, t->path);
     } else {

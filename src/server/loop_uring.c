@@ -17,10 +17,11 @@
  *   multishot is cancelled until the connection catches up: the same
  *   backpressure as epoll's, which stops reading. A connection holds at most
  *   HELD_MAX buffers, and none once the ring is down to HELD_RESERVE free
- *   ones, so stalled clients cannot starve the others of receive buffers;
- *   bytes beyond that are dropped and the connection is closed once its
- *   complete requests are answered (RFC 9112 §9.3.2: a client retries
- *   pipelined requests left unanswered by a close).
+ *   ones; at that point connections whose client does not read give theirs
+ *   up. So stalled clients cannot starve the others of receive buffers.
+ *   Bytes dropped this way end the connection once its complete requests
+ *   are answered (RFC 9112 §9.3.2: a client retries pipelined requests left
+ *   unanswered by a close).
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
  *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
  *   the socket is full a POLL_ADD waits for room.
@@ -440,11 +441,40 @@ static void hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
 }
 
 /* Bytes that arrived: to the slot, or held until it has room. */
-/* Whether c may keep one more ring buffer: within its own bound, and
- * never into the reserve that keeps the others served. */
+/* Drops what c holds and ends its stream with -EOVERFLOW: it answers the
+ * requests already in its input, then closes (the client retries the rest,
+ * RFC 9112 §9.3.2). */
+static void overflow(struct worker *w, struct conn *c)
+{
+    struct uconn *uc = uconn(w, c);
+    drop_held(state(w), uc);
+    uc->end = true;
+    uc->end_n = -EOVERFLOW;
+    if (c->events & IN_RECV)
+        cancel(w, c, K_RECV);
+}
+
+/* The ring is down to its reserve: connections that hold buffers while
+ * their client does not read (the response waits for socket room) give
+ * them up, so clients that do read are served. */
+static void relieve(struct worker *w)
+{
+    for (uint32_t i = 0; i < w->next_unused; i++) {
+        struct conn *c = &w->conns[i];
+        if (c->state == CONN_WRITE && (c->events & IN_POLL) && uconn(w, c)->nheld)
+            overflow(w, c);
+    }
+}
+
+/* Whether c may keep one more ring buffer: within its own bound, and never
+ * into the reserve that keeps the others served. */
 static bool may_hold(struct worker *w, const struct uconn *uc)
 {
-    return uc->nheld < HELD_MAX && state(w)->nfree >= HELD_RESERVE;
+    if (uc->nheld >= HELD_MAX)
+        return false;
+    if (state(w)->nfree < HELD_RESERVE)
+        relieve(w);
+    return state(w)->nfree >= HELD_RESERVE;
 }
 
 /* Bytes that arrived: to the connection's input, held until it has room,
@@ -472,10 +502,7 @@ static void take_bytes(struct worker *w, struct conn *c, const char *data, unsig
         return;
     }
     buf_recycle(u, bid);
-    uc->end = true;
-    uc->end_n = -EOVERFLOW;
-    if (c->events & IN_RECV)
-        cancel(w, c, K_RECV);
+    overflow(w, c);
 }
 
 static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
