@@ -467,8 +467,10 @@ static void test_full(void)
 int main(void)
 {
     test_rows();
+    unit_gen_begin(); /* every byte, random strings, every buffer capacity */
     test_bytes();
     test_round_trip();
     test_full();
+    unit_gen_end();
     return unit_done();
 }

@@ -566,6 +566,7 @@ static void test_human_size(void)
     }
     /* anything: digits, an optional ".d", a space, a unit */
     uint64_t v = 1;
+    unit_gen_begin();
     for (int i = 0; i < 2000; i++) {
         v = v * 6364136223846793005u + 1442695040888963407u;
         uint64_t n = v >> (v % 64);
@@ -586,6 +587,7 @@ static void test_human_size(void)
         ok = ok && (strcmp(unit, "B") || whole == n) && whole < 1024;
         CHECK(ok, "human size shape");
     }
+    unit_gen_end();
 }
 
 int main(void)

@@ -194,7 +194,9 @@ static void test_rows(void)
 
 int main(void)
 {
+    unit_gen_begin(); /* properties of every entry of the table */
     test_table();
+    unit_gen_end();
     test_rows();
     return unit_done();
 }
