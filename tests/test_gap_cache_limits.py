@@ -76,9 +76,7 @@ def _held(s, root, name):
 @pytest.mark.parametrize("b", [
     1000,
     65536,
-    pytest.param(100000, marks=pytest.mark.xfail(
-        strict=True, reason="filecache.c: size classes stop at 64 KiB (FC_CLASSES 9), so "
-        "--cache-max-file above 65536 never keeps a file in memory")),
+    100000,  # above the old 64 KiB top size class (fixed with this test)
 ])
 def test_cache_max_file_boundary(pith, tmp_path, b):
     rng = random.Random(b)

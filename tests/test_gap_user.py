@@ -91,7 +91,7 @@ def test_restarted_worker_drops_too(pith, world_root):
     kill is deliberate, like test_process.py's restart tests)."""
     root, _ = world_root
     pw = pwd.getpwnam(USER)
-    s = pith("--user", USER, root=root, workers=1)
+    s = pith("--user", USER, root=root, workers=1, allow_worker_crash=True)  # killed on purpose
     first = s.worker()
     os.kill(first, signal.SIGKILL)
     again = s.wait_workers(1, timeout=5.0, exclude=(first,))

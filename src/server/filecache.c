@@ -292,7 +292,10 @@ static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms
         return true;
     struct sys_stat st;
     const struct fc_settings *s = &fc->cfg;
-    if (resolve_stat(s->root_fd, e->key, s->follow_symlinks, s->resolve, &st) < 0)
+    int r = resolve_stat(s->root_fd, e->key, s->follow_symlinks, s->resolve, &st);
+    if (r == -EMFILE || r == -ENFILE)
+        return true; /* cannot look now (out of descriptors): keep serving it */
+    if (r < 0)
         return false;
     if (st.ino != e->st.ino || st.dev != e->st.dev || st.size != e->st.size ||
         st.mtime_sec != e->st.mtime_sec || st.mtime_nsec != e->st.mtime_nsec ||

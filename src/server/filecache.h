@@ -72,7 +72,7 @@ struct fc_settings {
     unsigned nimmutable;
 };
 
-#define FC_CLASSES 9 /* 256 B .. 64 KiB blocks */
+#define FC_CLASSES 13 /* 256 B .. 1 MiB blocks: up to --cache-max-file's maximum */
 
 struct filecache {
     struct fc_settings cfg;

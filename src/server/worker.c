@@ -50,8 +50,10 @@ void worker_accept_failed(struct worker *w, int err)
 {
     /* Out of descriptors or memory: stop accepting for a moment rather
      * than spin on a listener that stays readable. */
-    if (w->accept_retry_ms == 0)
-        log_error_errno("accept4: pausing the listener for 1 s:", NULL, err);
+    if (!w->accept_failure_logged)
+        log_error_errno("accept4 (new connections wait until a descriptor frees, or 1 s)", NULL,
+                        err);
+    w->accept_failure_logged = true; /* once until an accept succeeds again */
     worker_set_listening(w, false);
     w->accept_retry_ms = w->now_ms + 1000;
 }
@@ -75,6 +77,7 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     }
     struct conn *c = w->free_conns;
     w->free_conns = c->next_free;
+    w->accept_failure_logged = false;
     c->fd = fd;
     c->tp = &transport_plain;
     if (peer)
@@ -119,8 +122,12 @@ static void reap_closed(struct worker *w)
         w->active--;
         freed = true;
     }
-    if (freed && !w->draining && w->accept_retry_ms == 0)
+    /* A freed connection also gives back a descriptor: try accepting again
+     * at once rather than at the end of an out-of-descriptors pause. */
+    if (freed && !w->draining) {
+        w->accept_retry_ms = 0;
         worker_set_listening(w, true);
+    }
 }
 
 static void start_drain(struct worker *w)

@@ -36,6 +36,7 @@ struct worker {
     bool exit_now; /* a second TERM/INT */
     int64_t drain_deadline_ms;
     int64_t accept_retry_ms; /* after EMFILE: when to try accepting again */
+    bool accept_failure_logged;
     int64_t now_ms;
     int64_t now_sec;
     char date[DATE_IMF_LEN];

@@ -70,21 +70,25 @@ static int splice_link(struct walk *w, int dirfd, const char *name, const char *
     return 0;
 }
 
-/* Takes the next component off w->path into comp; returns false when empty. */
-static bool next_component(struct walk *w, char *comp, const char **rest)
+/* Takes the next component off w->path into comp (NAME_MAX + 1 bytes).
+ * Returns 1, 0 when the path is empty, or -ENAMETOOLONG for a component no
+ * file can have, checked before a byte is copied. */
+static int next_component(struct walk *w, char *comp, const char **rest)
 {
     char *p = w->path;
     while (*p == '/')
         p++;
     if (!*p)
-        return false;
+        return 0;
     size_t n = strcspn(p, "/");
+    if (n > NAME_MAX)
+        return -ENAMETOOLONG;
     memcpy(comp, p, n);
     comp[n] = '\0';
     *rest = p + n;
     while (**rest == '/')
         (*rest)++;
-    return true;
+    return 1;
 }
 
 /* One component at the top of the stack. Returns 1 to go on, an fd >= 0
@@ -146,14 +150,15 @@ static int resolve_walk(int root_fd, const char *path, bool follow, int final_fl
     const char *rest;
     int fd = -1, r = 1;
     while (r == 1) {
-        if (!next_component(&w, comp, &rest)) {
+        int more = next_component(&w, comp, &rest);
+        if (more < 0) {
+            r = more;
+            break;
+        }
+        if (!more) {
             /* Walked to a directory (the root, or after a link or ".."). */
             fd = sys_openat(w.stack[w.depth], ".", final_flags);
             r = fd < 0 ? fd : 0;
-            break;
-        }
-        if (strlen(comp) > NAME_MAX) {
-            r = -ENAMETOOLONG;
             break;
         }
         /* Shift what is left to the front: splice_link then has the whole
@@ -215,6 +220,12 @@ int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resol
     case SYS_FILE_DIR: fd = sys_openat(pathfd, ".", OPEN_FLAGS | O_DIRECTORY); break;
     case SYS_FILE_REGULAR: fd = reopen_file(pathfd, &st, root_fd, path, follow_symlinks, m); break;
     default: return pathfd; /* a special file: only its type will be looked at */
+    }
+    /* The opened file takes the O_PATH descriptor's number, so descriptors
+     * stay the lowest free ones (no hole left below the limit). */
+    if (fd >= 0 && sys_dup_onto(fd, pathfd) >= 0) {
+        sys_close(fd);
+        return pathfd;
     }
     sys_close(pathfd);
     return fd;

@@ -54,6 +54,8 @@ ssize_t sys_write(int fd, const void *p, size_t n);
 ssize_t sys_writev(int fd, const struct iovec *iov, int n);
 int sys_open_log(const char *path); /* append, create 0644 */
 int sys_dup2(int from, int to);
+/* Makes `to` refer to what `from` does, close-on-exec (dup3). */
+int sys_dup_onto(int from, int to);
 int sys_unlink(const char *path);
 
 /* One directory entry from a getdents buffer: returns the next offset, or 0

@@ -164,6 +164,11 @@ int sys_dup2(int from, int to)
     return (int)ret(dup2(from, to));
 }
 
+int sys_dup_onto(int from, int to)
+{
+    return (int)ret(dup3(from, to, O_CLOEXEC));
+}
+
 int sys_unlink(const char *path)
 {
     return (int)ret(unlink(path));
