@@ -96,15 +96,17 @@ fuzz: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from the checked-in seeds; new inputs go to a
 # scratch corpus under build/ so the tree stays clean.
-fuzz-smoke: $(FUZZ_BINS)
-	@set -e; for n in $(FUZZ_NAMES); do \
-	    rm -rf build/fuzz/corpus_$$n; mkdir -p build/fuzz/corpus_$$n; \
-	    echo "fuzz-smoke: $$n for $(FUZZ_SECONDS) s"; \
-	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	        -dict=fuzz/http.dict build/fuzz/corpus_$$n fuzz/corpus/$$n 2>build/fuzz/$$n.log \
-	        || { tail -50 build/fuzz/$$n.log; exit 1; }; \
-	    grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$n.log; \
-	done
+fuzz-smoke: $(patsubst %,fuzz-smoke-%,$(FUZZ_NAMES))
+fuzz-smoke-%: build/fuzz/fuzz_%
+	@rm -rf build/fuzz/corpus_$*; mkdir -p build/fuzz/corpus_$*
+	@echo "fuzz-smoke: $* for $(FUZZ_SECONDS) s"
+	@build/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -dict=fuzz/http.dict -artifact_prefix=build/fuzz/$*- build/fuzz/corpus_$* fuzz/corpus/$* \
+	    2>build/fuzz/$*.log \
+	    || { tail -50 build/fuzz/$*.log; exit 1; }
+	@printf 'fuzz-smoke: %s: %s executions, %s crashes\n' $* \
+	    "$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$*.log)" \
+	    "$$(grep -c '^==.*ERROR' build/fuzz/$*.log || true)"
 
 # --- black-box tests against the live binary ----------------------------------------
 # -rs: every pass lists its skips with their reasons. The whole suite runs
@@ -124,12 +126,15 @@ test-asan: pith-asan
 # the unit tests) may run side by side, but the pytest passes have timing
 # assertions (timeouts, slowloris, drain) and must not share the CPUs with
 # each other or with the fuzzers, which keep a core busy for FUZZ_SECONDS
-# each. So the passes run one after another, and fuzz-smoke after them.
+# each. So the passes run one after another, and fuzz-smoke after them, its
+# targets two at a time (one per core). scripts/deps first installs (as root)
+# or names (otherwise) the Debian packages all this needs.
 check:
+	scripts/deps check
 	$(MAKE) all core-freestanding unit asan fuzz
 	$(MAKE) test
 	$(MAKE) test-asan
-	$(MAKE) fuzz-smoke
+	$(MAKE) -j2 fuzz-smoke
 	$(MAKE) format-check
 	@echo "make check: all passed"
 
