@@ -111,21 +111,26 @@ static int bind_listeners(const struct config *cfg, struct server *s)
     return 0;
 }
 
-/* Descriptors one worker may need at once: a socket and a file or
- * directory per connection, the cache's open files, and a margin for the
- * listener, logs, signalfd, event loop, root and standard streams. */
+/* Descriptors one worker needs: a socket per connection, the cache's open
+ * files, and a margin for the listener, logs, signalfd, event loop, root
+ * and standard streams. A response from an uncached file or a listing
+ * takes one more while it lasts: room for that is asked for too where the
+ * hard limit allows, and without it such a response gets a 503 (counted,
+ * never a crash). */
+#define NOFILE_MARGIN 64
+
 static uint64_t nofile_need(const struct settings *set)
 {
-    return 2 * (uint64_t)set->max_conns + set->cache_entries + 64;
+    return (uint64_t)set->max_conns + set->cache_entries + NOFILE_MARGIN;
 }
 
-/* Raises RLIMIT_NOFILE to what a worker may need, or says which flags to
- * lower (exit 2): a shortfall found now is a clear message; found later,
- * it would be 503s and accept pauses. */
+/* Raises RLIMIT_NOFILE towards what a worker may use, and says which flags
+ * to lower (exit 2) when even what it needs does not fit: a shortfall found
+ * now is a clear message; found later, it would be 503s and accept pauses. */
 static int check_nofile(const struct settings *set)
 {
     uint64_t need = nofile_need(set), cur = 0, max = 0;
-    int r = sys_nofile_limit(need, &cur, &max);
+    int r = sys_nofile_limit(need + set->max_conns, &cur, &max);
     if (r < 0)
         return fail("cannot read or raise RLIMIT_NOFILE", "", r);
     if (cur >= need)
@@ -134,8 +139,8 @@ static int check_nofile(const struct settings *set)
             "pith: --max-conns %u and --cache-entries %u need %llu file descriptors per worker, "
             "but RLIMIT_NOFILE allows %llu (hard limit %llu); lower --max-conns or "
             "--cache-entries, or raise the limit\n",
-            set->max_conns, set->cache_entries, (unsigned long long)need, (unsigned long long)cur,
-            (unsigned long long)max);
+            set->max_conns, set->cache_entries, (unsigned long long)need,
+            (unsigned long long)cur, (unsigned long long)max);
     return 2;
 }
 
