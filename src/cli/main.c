@@ -139,8 +139,8 @@ static int check_nofile(const struct settings *set)
             "pith: --max-conns %u and --cache-entries %u need %llu file descriptors per worker, "
             "but RLIMIT_NOFILE allows %llu (hard limit %llu); lower --max-conns or "
             "--cache-entries, or raise the limit\n",
-            set->max_conns, set->cache_entries, (unsigned long long)need,
-            (unsigned long long)cur, (unsigned long long)max);
+            set->max_conns, set->cache_entries, (unsigned long long)need, (unsigned long long)cur,
+            (unsigned long long)max);
     return 2;
 }
 

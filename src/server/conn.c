@@ -65,27 +65,32 @@ static void take_slot(struct worker *w, struct conn *c)
 static void release_slot(struct worker *w, struct conn *c)
 {
     if (c->slot) {
+        PITH_ASSERT(!c->x || !c->x->active);
         pool_put(&w->pool, c->slot);
         c->slot = NULL;
+        c->x = NULL;
     }
 }
+
+_Static_assert(sizeof(struct exchange) <= POOL_EXCH_SIZE, "an exchange fits its slot region");
 
 /* ---- the request lifecycle ------------------------------------------------------- */
 
 static void request_begin(struct worker *w, struct conn *c)
 {
     (void)w;
-    PITH_ASSERT(c->slot != NULL && !c->x.active);
-    exchange_begin(&c->x, c->slot + POOL_IN_SIZE, POOL_OUT_SIZE,
-                   c->slot + POOL_IN_SIZE + POOL_OUT_SIZE, POOL_DIR_SIZE);
+    PITH_ASSERT(c->slot != NULL && (!c->x || !c->x->active));
+    char *out = c->slot + POOL_IN_SIZE, *scratch = out + POOL_OUT_SIZE;
+    c->x = (struct exchange *)(void *)(scratch + POOL_DIR_SIZE);
+    exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
 }
 
 /* The access-log line of the exchange, once: only a response that was
  * queued is logged, with the request as parsed (or "-"). */
 static void log_exchange(struct worker *w, struct conn *c)
 {
-    struct exchange *x = &c->x;
-    if (!x->active || x->status == 0)
+    struct exchange *x = c->x;
+    if (!x || !x->active || x->status == 0)
         return;
     if (w->log.fd >= 0) {
         if (c->peer.ss_family == AF_UNSPEC)
@@ -111,7 +116,8 @@ static void log_exchange(struct worker *w, struct conn *c)
 static void request_end(struct worker *w, struct conn *c)
 {
     log_exchange(w, c);
-    exchange_release(w, &c->x);
+    if (c->x)
+        exchange_release(w, c->x);
 }
 
 /* ---- opening and closing -------------------------------------------------------------- */
@@ -121,7 +127,7 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->state = CONN_READ;
     c->slot = NULL;
     c->in_len = c->head_len = 0;
-    c->x.active = false;
+    c->x = NULL;
     c->timed_out = false;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
@@ -149,7 +155,8 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
 
 void conn_free(struct worker *w, struct conn *c)
 {
-    exchange_release(w, &c->x);
+    if (c->x)
+        exchange_release(w, c->x);
     release_slot(w, c);
     c->fd = -1;
     c->state = CONN_FREE;
@@ -174,7 +181,7 @@ static void start_linger(struct worker *w, struct conn *c, enum close_reason why
  * the backend will come back (sent or writable), -1 when c was closed. */
 static int send_front(struct worker *w, struct conn *c)
 {
-    struct exchange *x = &c->x;
+    struct exchange *x = c->x;
     struct seg *s = outq_front(&x->q);
     ssize_t n;
     if (s->kind == SEG_FILE) {
@@ -186,10 +193,10 @@ static int send_front(struct worker *w, struct conn *c)
             n = -EIO;
     } else {
         bool file_next;
-        unsigned k = outq_gather(&x->q, c->iov, OUTQ_SEGS, &file_next);
+        unsigned k = outq_gather(&x->q, x->iov, OUTQ_SEGS, &file_next);
         /* Head and first file bytes in one packet: MSG_MORE holds the head
          * until sendfile follows at once. */
-        n = c->tp->send(w, c, c->iov, k, file_next);
+        n = c->tp->send(w, c, x->iov, k, file_next);
     }
     if (n == -EAGAIN)
         return 0;
@@ -208,7 +215,7 @@ static int send_front(struct worker *w, struct conn *c)
  * when c was closed. */
 static int refill(struct worker *w, struct conn *c)
 {
-    struct exchange *x = &c->x;
+    struct exchange *x = c->x;
     if (outq_empty(&x->q))
         exchange_out_clear(x); /* nothing queued points there any more */
     int r = x->src->fill(w, x);
@@ -229,7 +236,7 @@ static int refill(struct worker *w, struct conn *c)
  * it went out, 0 when waiting for the backend, -1 when c was closed. */
 static int drive(struct worker *w, struct conn *c)
 {
-    struct exchange *x = &c->x;
+    struct exchange *x = c->x;
     for (;;) {
         bool source = x->src && !x->src_finished;
         if (source && outq_empty(&x->q) && x->src_paused) {
@@ -260,7 +267,7 @@ static int drive(struct worker *w, struct conn *c)
  * parsed (the caller loops instead of recursing). */
 static bool response_done(struct worker *w, struct conn *c)
 {
-    struct exchange *x = &c->x;
+    struct exchange *x = c->x;
     if (x->close_after || w->draining) {
         /* Linger only where the client may still be sending: after an
          * error, while closing a connection it wanted kept, or with bytes
@@ -323,10 +330,10 @@ static void process_input(struct worker *w, struct conn *c)
             /* A syntax error: the framing is unknown, so nothing after it
              * can be trusted (the handler closes after answering). */
             c->head_len = c->in_len;
-            handler_error(w, &c->x, (int)-r);
+            handler_error(w, c->x, (int)-r);
         } else {
             c->head_len = (uint32_t)r;
-            handler_request(w, &c->x, &w->req);
+            handler_request(w, c->x, &w->req);
         }
         start_response(w, c);
     } while (drive(w, c) == 1 && response_done(w, c));
@@ -405,7 +412,7 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
         conn_close(w, c, CLOSE_ERROR);
         return;
     }
-    outq_consume(&c->x.q, (uint64_t)n, &c->x.head_sent, &c->x.body_sent);
+    outq_consume(&c->x->q, (uint64_t)n, &c->x->head_sent, &c->x->body_sent);
     arm(w, c, w->set->timeout_send);
     conn_writable(w, c);
 }
@@ -418,7 +425,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
         c->timed_out = true;
         c->head_len = c->in_len;
         request_begin(w, c);
-        handler_error(w, &c->x, 408);
+        handler_error(w, c->x, 408);
         start_response(w, c);
         if (drive(w, c) == 1)
             response_done(w, c);

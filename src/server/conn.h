@@ -50,11 +50,10 @@ struct conn {
     enum conn_state state;
     uint32_t events; /* backend state: what epoll watches, or io_uring ops in flight */
     const struct transport_ops *tp;
-    char *slot;                  /* pool slot while a request is in flight, else NULL */
-    uint32_t in_len;             /* bytes received into the slot's input region */
-    uint32_t head_len;           /* the current request head's length */
-    struct exchange x;           /* the request being answered */
-    struct iovec iov[OUTQ_SEGS]; /* the send in flight (io_uring reads it until done) */
+    char *slot;         /* pool slot while a request is in flight, else NULL */
+    uint32_t in_len;    /* bytes received into the slot's input region */
+    uint32_t head_len;  /* the current request head's length */
+    struct exchange *x; /* the request being answered, in the slot; NULL without one */
     struct timer timer;
     int64_t head_started_ms;      /* when the current head's deadline started (0: idle) */
     enum close_reason linger_why; /* why the lingering close began (counted at its end) */

@@ -18,6 +18,8 @@
 #include "core/response.h"
 #include "server/outq.h"
 
+#include <sys/uio.h>
+
 struct worker;
 struct fc_entry;
 
@@ -46,6 +48,7 @@ struct exchange {
     struct fc_entry *entry;        /* a cache entry the response reads (a reference) */
     int fd;                        /* a descriptor the exchange owns, or -1 */
     uint64_t head_sent, body_sent;
+    struct iovec iov[OUTQ_SEGS]; /* the send in flight (io_uring reads it until done) */
 };
 
 /* Starts an exchange (resetting every field) with out_cap bytes at out for

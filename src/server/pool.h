@@ -15,11 +15,15 @@
 
 /* One slot's regions: the request bytes (a whole head and some pipelined
  * bytes), the response head and generated bodies (error pages, listing
- * chunks), and getdents output while a listing streams. */
+ * chunks), a body source's state (getdents output while a listing streams,
+ * multipart ranges), and the exchange itself (struct exchange: only a
+ * connection with a request in flight has one, so an idle connection costs
+ * none of it). */
 #define POOL_IN_SIZE   (32 * 1024)
 #define POOL_OUT_SIZE  (24 * 1024)
 #define POOL_DIR_SIZE  (8 * 1024)
-#define POOL_SLOT_SIZE (POOL_IN_SIZE + POOL_OUT_SIZE + POOL_DIR_SIZE)
+#define POOL_EXCH_SIZE 1024
+#define POOL_SLOT_SIZE (POOL_IN_SIZE + POOL_OUT_SIZE + POOL_DIR_SIZE + POOL_EXCH_SIZE)
 
 struct pool {
     char *base;
