@@ -145,7 +145,7 @@ def expect_backoff(delays):
 
 def test_failing_worker_restarts_with_backoff(pith, tmp_path):
     log, sub = break_log(tmp_path)
-    s = pith("--log", log)
+    s = pith("--log", log, allow_worker_crash=True)  # killed and failing on purpose
     w0 = s.worker()
     assert s.get("/index.html").status == 200
     wait_log_open([w0], log)
@@ -178,7 +178,7 @@ def test_failing_worker_restarts_with_backoff(pith, tmp_path):
 
 
 def test_worker_that_ran_long_restarts_at_once(pith, docroot):
-    s = pith()
+    s = pith(allow_worker_crash=True)  # killed on purpose
     w0 = s.worker()
     # The worker must have run 10 s or more before it dies.
     while _age(w0) < 10.5:
@@ -235,7 +235,7 @@ def _burst(port, n, timeout):
 
 def test_dead_workers_listener_does_not_hang_clients(pith, tmp_path, docroot):
     log, sub = break_log(tmp_path)
-    s = pith("--log", log, workers=2)
+    s = pith("--log", log, workers=2, allow_worker_crash=True)  # failing on purpose
     workers = s.wait_workers(2)
     assert len(workers) == 2
     wait_log_open(workers, log)
@@ -284,6 +284,7 @@ def test_master_killed_workers_exit(pith):
     c = s.conn()  # an idle keep-alive connection must not keep a worker alive
     assert c.exchange("GET", "/index.html").status == 200
     try:
+        s.stopping = True  # the harness: this master is killed on purpose
         os.kill(s.pid, signal.SIGKILL)
         deadline = time.monotonic() + 2.0
         while any(pid_alive(p) for p in workers) and time.monotonic() < deadline:
@@ -357,6 +358,7 @@ def test_master_dies_before_pdeathsig_no_orphan(pith, prctl_delay_so):
     try:
         # The workers were forked after the start line and now sleep 1.5 s
         # inside prctl(PR_SET_PDEATHSIG): kill the master inside that window.
+        s.stopping = True  # the harness: this master is killed on purpose
         os.kill(s.pid, signal.SIGKILL)
         oldest = max(_age(p) for p in workers)
         assert oldest < PRCTL_DELAY - 0.3, (
