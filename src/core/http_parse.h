@@ -85,7 +85,12 @@ struct http_request {
  *                     §2.5: processed as the highest minor version
  *                     implemented).
  * Verdicts are reached left to right: the first position where the bytes
- * cannot be a valid head decides, so the same input always gives the same
+ * cannot be a valid head decides (with three exceptions, where a limit or
+ * a whole token is judged first: the HTTP-version is judged once its line
+ * ends, so "GET / HTTQ" waits for more bytes and a bad version followed by
+ * more than 8 KiB is a 414; at the 8193rd byte of a request line 414 wins
+ * over what that byte is; the 101st field line is a 431 whatever its first
+ * byte), so the same input always gives the same
  * answer whatever n it is cut at, except that a shorter n may give
  * HTTP_PARSE_AGAIN. Bytes after the head are never read. On any return but
  * > 0, *req holds unspecified partial results.

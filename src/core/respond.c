@@ -93,6 +93,8 @@ static const char body_c[] = "</h1></body></html>\n";
 
 size_t respond_error_body_len(int status)
 {
+    /* The title's length assumes a three-digit status (RFC 9110 §15). */
+    PITH_ASSERT(status >= 100 && status <= 999);
     size_t title = 4 + respond_reason(status).n; /* "404 " + reason */
     return sizeof body_a - 1 + sizeof body_b - 1 + sizeof body_c - 1 + 2 * title;
 }

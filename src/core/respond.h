@@ -27,7 +27,7 @@ void respond_field_u64(struct buf *b, const char *name, uint64_t value);
 void respond_end_head(struct buf *b);
 
 /* The small HTML body of an error response, and its exact length (for
- * Content-Length before the body is written). The body names the status
+ * Content-Length before the body is written); status is 100..999. The body names the status
  * only: never a path, a file name or anything from the request. */
 size_t respond_error_body_len(int status);
 void respond_error_body(struct buf *b, int status);
