@@ -97,7 +97,7 @@ struct built {
 static void build(struct input *in, struct built *b)
 {
     uint8_t flags = take(in);
-    b->r = response_make(statuses[take(in) % (sizeof statuses / sizeof statuses[0])]);
+    response_init(&b->r, statuses[take(in) % (sizeof statuses / sizeof statuses[0])]);
     uint64_t len = 0;
     for (int i = 0; i < 8; i++)
         len = len << 8 | take(in);

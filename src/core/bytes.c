@@ -101,16 +101,23 @@ bool u64_parse(struct span s, uint64_t *out)
     return true;
 }
 
+/* The digits of v at the end of tmp[20]; returns where they start. */
+static char *u64_digits(uint64_t v, char *tmp)
+{
+    char *p = tmp + 20;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
 size_t u64_format(uint64_t v, char *out)
 {
     char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
+    char *p = u64_digits(v, tmp);
+    size_t n = (size_t)(tmp + 20 - p);
+    mem_copy(out, p, n);
     return n;
 }
 
@@ -157,7 +164,8 @@ void buf_put_char(struct buf *b, char c)
 void buf_put_u64(struct buf *b, uint64_t v)
 {
     char tmp[20];
-    buf_put(b, tmp, u64_format(v, tmp));
+    char *p = u64_digits(v, tmp);
+    buf_put(b, p, (size_t)(tmp + 20 - p));
 }
 
 void buf_put_u64_pad(struct buf *b, uint64_t v, unsigned width)

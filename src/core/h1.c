@@ -32,16 +32,19 @@ void h1_encode_head(struct buf *b, const struct response *r, const struct h1_con
         .body = !no_content && !r->no_body,
     };
     respond_status_line(b, r->status);
-    respond_field(b, "Date", cx->date);
+    respond_field_span(b, SPAN_LIT("Date"), cx->date);
     if (cx->server.n)
-        respond_field(b, "Server", cx->server);
+        respond_field_span(b, SPAN_LIT("Server"), cx->server);
     for (unsigned i = 0; i < r->nfields; i++)
         respond_field_span(b, r->field[i].name, r->field[i].value);
     if (!no_content) {
-        if (r->length_known)
-            respond_field_u64(b, "Content-Length", r->length);
-        else if (!close_delimited)
-            respond_field_cstr(b, "Transfer-Encoding", "chunked");
+        if (r->length_known) {
+            buf_put(b, "Content-Length: ", 16);
+            buf_put_u64(b, r->length);
+            buf_put(b, "\r\n", 2);
+        } else if (!close_delimited) {
+            buf_put(b, "Transfer-Encoding: chunked\r\n", 28);
+        }
     }
     if (r->block && r->block->h1.n)
         out->block = r->block->h1;

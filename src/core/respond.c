@@ -8,42 +8,62 @@
 
 #include "bytes.h"
 
+/* Each known status with its reason phrase and its whole status line,
+ * made by the preprocessor, so a status line costs one copy. */
+#define STATUS(code, text)                                                                         \
+    {                                                                                              \
+        code, text, sizeof(text) - 1, "HTTP/1.1 " #code " " text "\r\n"                            \
+    }
+
 struct status_reason {
     int status;
     const char *reason;
+    size_t reason_len;
+    const char *line;
 };
 
 static const struct status_reason reasons[] = {
-    {200, "OK"},
-    {204, "No Content"},
-    {206, "Partial Content"},
-    {301, "Moved Permanently"},
-    {304, "Not Modified"},
-    {400, "Bad Request"},
-    {403, "Forbidden"},
-    {404, "Not Found"},
-    {405, "Method Not Allowed"},
-    {408, "Request Timeout"},
-    {412, "Precondition Failed"},
-    {414, "URI Too Long"},
-    {416, "Range Not Satisfiable"},
-    {431, "Request Header Fields Too Large"},
-    {500, "Internal Server Error"},
-    {501, "Not Implemented"},
-    {503, "Service Unavailable"},
-    {505, "HTTP Version Not Supported"},
+    STATUS(200, "OK"),
+    STATUS(204, "No Content"),
+    STATUS(206, "Partial Content"),
+    STATUS(301, "Moved Permanently"),
+    STATUS(304, "Not Modified"),
+    STATUS(400, "Bad Request"),
+    STATUS(403, "Forbidden"),
+    STATUS(404, "Not Found"),
+    STATUS(405, "Method Not Allowed"),
+    STATUS(408, "Request Timeout"),
+    STATUS(412, "Precondition Failed"),
+    STATUS(414, "URI Too Long"),
+    STATUS(416, "Range Not Satisfiable"),
+    STATUS(431, "Request Header Fields Too Large"),
+    STATUS(500, "Internal Server Error"),
+    STATUS(501, "Not Implemented"),
+    STATUS(503, "Service Unavailable"),
+    STATUS(505, "HTTP Version Not Supported"),
 };
 
-struct span respond_reason(int status)
+static const struct status_reason *find(int status)
 {
     for (size_t i = 0; i < ARRAY_LEN(reasons); i++)
         if (reasons[i].status == status)
-            return span_make(reasons[i].reason, cstr_len(reasons[i].reason));
-    return SPAN_LIT("Unknown");
+            return &reasons[i];
+    return NULL;
+}
+
+struct span respond_reason(int status)
+{
+    const struct status_reason *r = find(status);
+    return r ? span_make(r->reason, r->reason_len) : SPAN_LIT("Unknown");
 }
 
 void respond_status_line(struct buf *b, int status)
 {
+    const struct status_reason *r = find(status);
+    if (r) {
+        buf_put(b, r->line, 9 + 4 + r->reason_len + 2); /* "HTTP/1.1 " "200 " reason CRLF */
+        return;
+    }
     buf_put_cstr(b, "HTTP/1.1 ");
     buf_put_u64(b, (uint64_t)status);
     buf_put_char(b, ' ');

@@ -45,10 +45,17 @@ struct response {
     bool close;                      /* the server ends the connection after this response */
 };
 
-/* A response with status and nothing else (no fields, no body). */
-static inline struct response response_make(int status)
+/* Starts r as a response with status and nothing else (no fields, an
+ * empty body). Only the scalars are set: the field array is not touched. */
+static inline void response_init(struct response *r, int status)
 {
-    return (struct response){.status = status, .length_known = true};
+    r->status = status;
+    r->nfields = 0;
+    r->block = NULL;
+    r->length = 0;
+    r->length_known = true;
+    r->no_body = false;
+    r->close = false;
 }
 
 /* Appends a field; the caller stays within RESPONSE_FIELDS_MAX (asserted). */

@@ -165,7 +165,8 @@ void dirlist_start(struct worker *w, struct exchange *x, int dirfd, enum listing
     x->fd = dirfd; /* closed when the exchange ends */
     *state_of(x) = (struct listing_src){
         .fd = dirfd, .pass = 0, .first = true, .follow = w->set->follow_symlinks, .format = f};
-    struct response r = response_make(200);
+    struct response r;
+    response_init(&r, 200);
     response_add(&r, "Content-Type",
                  f == LISTING_JSON ? SPAN_LIT("application/json; charset=utf-8")
                                    : SPAN_LIT("text/html; charset=utf-8"));

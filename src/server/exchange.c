@@ -15,15 +15,23 @@
 void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch,
                     size_t scratch_cap)
 {
-    *x = (struct exchange){
-        .active = true,
-        .minor = 1,
-        .out = buf_make(out, out_cap),
-        .scratch = scratch,
-        .scratch_cap = scratch_cap,
-        .fd = -1,
-    };
+    /* Field by field, not a compound literal: the queue's segments, chunk
+     * lines and iovecs need no zeroing, and this runs for every request. */
+    x->active = true;
+    x->method = x->target = x->referer = x->user_agent = (struct span){0};
+    x->minor = 1;
+    x->head_only = x->keep_alive = x->close = false;
+    x->status = 0;
+    x->body = x->close_after = false;
     outq_reset(&x->q);
+    x->out = buf_make(out, out_cap);
+    x->scratch = scratch;
+    x->scratch_cap = scratch_cap;
+    x->src = NULL;
+    x->src_started = x->src_finished = x->src_paused = false;
+    x->entry = NULL;
+    x->fd = -1;
+    x->head_sent = x->body_sent = 0;
 }
 
 void exchange_reply(struct worker *w, struct exchange *x, struct response *r)

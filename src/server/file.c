@@ -48,7 +48,8 @@ static void add_validators(struct response *r, const struct fc_entry *e)
 static void full_response(struct worker *w, struct exchange *x, const struct fc_entry *e,
                           struct file_bytes fb)
 {
-    struct response r = response_make(200);
+    struct response r;
+    response_init(&r, 200);
     r.block = &e->fields;
     response_set_length(&r, e->st.size);
     exchange_reply(w, x, &r);
@@ -58,7 +59,8 @@ static void full_response(struct worker *w, struct exchange *x, const struct fc_
 
 static void not_modified(struct worker *w, struct exchange *x, const struct fc_entry *e)
 {
-    struct response r = response_make(304);
+    struct response r;
+    response_init(&r, 304);
     add_validators(&r, e);
     exchange_reply(w, x, &r);
 }
@@ -75,7 +77,8 @@ static void single_range(struct worker *w, struct exchange *x, const struct fc_e
     buf_put_char(&v, '/');
     buf_put_u64(&v, e->st.size);
     PITH_ASSERT(!v.full);
-    struct response r = response_make(206);
+    struct response r;
+    response_init(&r, 206);
     response_add(&r, "Content-Type", e->type);
     response_add(&r, "Content-Range", span_make(cr, v.len));
     add_validators(&r, e);
@@ -174,7 +177,8 @@ static void multi_range(struct worker *w, struct exchange *x, const struct fc_en
     buf_put_cstr(&v, "multipart/byteranges; boundary=");
     buf_put_span(&v, mp.boundary);
     PITH_ASSERT(!v.full);
-    struct response r = response_make(206);
+    struct response r;
+    response_init(&r, 206);
     response_add(&r, "Content-Type", span_make(ct, v.len));
     add_validators(&r, e);
     response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));

@@ -29,7 +29,8 @@
 void handler_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
                    struct span extra_value, bool cacheable)
 {
-    struct response r = response_make(status);
+    struct response r;
+    response_init(&r, status);
     response_add(&r, "Content-Type", SPAN_LIT("text/html; charset=utf-8"));
     if (extra_name)
         response_add(&r, extra_name, extra_value);
@@ -67,7 +68,8 @@ void handler_error(struct worker *w, struct exchange *x, int status)
 
 static void options_response(struct worker *w, struct exchange *x)
 {
-    struct response r = response_make(204);
+    struct response r;
+    response_init(&r, 204);
     response_add(&r, "Allow", SPAN_LIT(ALLOW));
     exchange_reply(w, x, &r);
 }

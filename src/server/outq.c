@@ -11,22 +11,25 @@ void outq_reset(struct outq *q)
 {
     q->at = q->n = 0;
     q->chunked = false;
+    q->left = q->head_left = 0;
 }
 
-static struct seg *push(struct outq *q)
+static struct seg *push(struct outq *q, enum seg_kind kind, uint64_t len, bool head)
 {
     PITH_ASSERT(q->n < OUTQ_SEGS);
     struct seg *s = &q->seg[q->n++];
-    *s = (struct seg){.kind = SEG_MEM, .fd = -1};
+    s->kind = kind;
+    s->head = head;
+    s->len = len;
+    q->left += len;
+    if (head)
+        q->head_left += len;
     return s;
 }
 
 static void push_mem(struct outq *q, const char *p, size_t n, bool head)
 {
-    struct seg *s = push(q);
-    s->p = p;
-    s->len = n;
-    s->head = head;
+    push(q, SEG_MEM, n, head)->p = p;
 }
 
 void outq_push_head(struct outq *q, const char *p, size_t n)
@@ -65,11 +68,9 @@ void outq_push_file(struct outq *q, int fd, uint64_t off, uint64_t len)
         return;
     if (q->chunked)
         chunk_open(q, len);
-    struct seg *s = push(q);
-    s->kind = SEG_FILE;
+    struct seg *s = push(q, SEG_FILE, len, false);
     s->fd = fd;
     s->off = off;
-    s->len = len;
     if (q->chunked)
         chunk_close(q);
 }
@@ -91,6 +92,16 @@ unsigned outq_gather(const struct outq *q, struct iovec *iov, unsigned max, bool
 
 void outq_consume(struct outq *q, uint64_t n, uint64_t *head, uint64_t *body)
 {
+    PITH_ASSERT(n <= q->left);
+    if (n == q->left) {
+        /* All of it went (the usual case): no walk over the segments. */
+        *head += q->head_left;
+        *body += n - q->head_left;
+        q->at = q->n = 0;
+        q->left = q->head_left = 0;
+        return;
+    }
+    q->left -= n;
     while (n && q->at < q->n) {
         struct seg *s = &q->seg[q->at];
         uint64_t k = n < s->len ? n : s->len;
@@ -99,12 +110,15 @@ void outq_consume(struct outq *q, uint64_t n, uint64_t *head, uint64_t *body)
         else
             s->off += k;
         s->len -= k;
-        *(s->head ? head : body) += k;
+        if (s->head) {
+            *head += k;
+            q->head_left -= k;
+        } else {
+            *body += k;
+        }
         n -= k;
         if (s->len == 0)
             q->at++;
     }
-    PITH_ASSERT(n == 0);
-    if (q->at == q->n)
-        q->at = q->n = 0;
+    PITH_ASSERT(n == 0 && q->at < q->n);
 }

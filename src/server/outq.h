@@ -45,6 +45,8 @@ struct outq {
     struct seg seg[OUTQ_SEGS];
     uint8_t at, n;                                 /* seg[at..n) are queued */
     bool chunked;                                  /* body segments go as HTTP/1 chunks */
+    uint64_t left;                                 /* bytes queued */
+    uint64_t head_left;                            /* of which head bytes */
     char chunk_head[OUTQ_SEGS][H1_CHUNK_HEAD_MAX]; /* by the index of the size line's segment */
 };
 
