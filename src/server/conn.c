@@ -20,6 +20,7 @@
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "server/handler.h"
+#include "server/reply.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -330,7 +331,7 @@ static void process_input(struct worker *w, struct conn *c)
             /* A syntax error: the framing is unknown, so nothing after it
              * can be trusted (the handler closes after answering). */
             c->head_len = c->in_len;
-            handler_error(w, c->x, (int)-r);
+            reply_error(w, c->x, (int)-r);
         } else {
             c->head_len = (uint32_t)r;
             handler_request(w, c->x, &w->req);
@@ -425,7 +426,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
         c->timed_out = true;
         c->head_len = c->in_len;
         request_begin(w, c);
-        handler_error(w, c->x, 408);
+        reply_error(w, c->x, 408);
         start_response(w, c);
         if (drive(w, c) == 1)
             response_done(w, c);

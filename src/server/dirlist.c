@@ -16,7 +16,7 @@
 #include "core/bytes.h"
 #include "core/response.h"
 #include "server/exchange.h"
-#include "server/handler.h"
+#include "server/reply.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -159,7 +159,7 @@ void dirlist_start(struct worker *w, struct exchange *x, int dirfd, enum listing
     listing_begin(&count, f, path);
     if (count.len > x->out.cap / 2) {
         sys_close(dirfd);
-        handler_error(w, x, 414);
+        reply_error(w, x, 414);
         return;
     }
     x->fd = dirfd; /* closed when the exchange ends */

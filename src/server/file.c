@@ -18,7 +18,7 @@
 #include "core/response.h"
 #include "server/exchange.h"
 #include "server/filecache.h"
-#include "server/handler.h"
+#include "server/reply.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
@@ -194,7 +194,7 @@ static void range_not_satisfiable(struct worker *w, struct exchange *x, const st
     struct buf v = buf_make(cr, sizeof cr);
     buf_put_cstr(&v, "bytes */");
     buf_put_u64(&v, e->st.size);
-    handler_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
+    reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
 }
 
 /* GET with a Range, after the preconditions passed (RFC 9110 §14.2). */
@@ -247,7 +247,7 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         .now = w->now_sec,
     };
     switch (cond_evaluate(&in)) {
-    case COND_FAILED: handler_error(w, x, 412); return;
+    case COND_FAILED: reply_error(w, x, 412); return;
     case COND_NOT_MODIFIED: not_modified(w, x, e); return;
     case COND_PROCEED: break;
     }

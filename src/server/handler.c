@@ -16,61 +16,18 @@
 #include "server/dirlist.h"
 #include "server/exchange.h"
 #include "server/file.h"
+#include "server/reply.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
 
-#define ALLOW "GET, HEAD, OPTIONS"
-
-/* ---- small responses ---------------------------------------------------------------- */
-
-void handler_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
-                   struct span extra_value, bool cacheable)
-{
-    struct response r;
-    response_init(&r, status);
-    response_add(&r, "Content-Type", SPAN_LIT("text/html; charset=utf-8"));
-    if (extra_name)
-        response_add(&r, extra_name, extra_value);
-    /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
-    if (cacheable)
-        response_add(&r, "Cache-Control",
-                     span_make(w->set->cache_control, cstr_len(w->set->cache_control)));
-    response_set_length(&r, respond_error_body_len(status));
-    exchange_reply(w, x, &r);
-    if (!x->body)
-        return;
-    struct buf b = exchange_out_room(x);
-    respond_error_body(&b, status);
-    PITH_ASSERT(!b.full);
-    exchange_out_commit(x, b.len);
-    exchange_body_mem(x, b.p, b.len);
-}
-
-/* The statuses whose request's end is unknown or untrusted: the connection
- * closes after the answer, and nothing pipelined after it is read. */
-static bool status_closes(int status)
-{
-    return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
-}
-
-void handler_error(struct worker *w, struct exchange *x, int status)
-{
-    if (status_closes(status))
-        x->close = true;
-    if (status == 405)
-        handler_small(w, x, status, "Allow", SPAN_LIT(ALLOW), false);
-    else
-        handler_small(w, x, status, NULL, (struct span){0}, false);
-}
-
 static void options_response(struct worker *w, struct exchange *x)
 {
     struct response r;
     response_init(&r, 204);
-    response_add(&r, "Allow", SPAN_LIT(ALLOW));
+    response_add(&r, "Allow", SPAN_LIT(REPLY_ALLOW));
     exchange_reply(w, x, &r);
 }
 
@@ -100,29 +57,10 @@ static void redirect_to_dir(struct worker *w, struct exchange *x, const struct t
         buf_put_span(&b, t->query);
     }
     if (b.full) {
-        handler_error(w, x, 414);
+        reply_error(w, x, 414);
         return;
     }
-    handler_small(w, x, 301, "Location", span_make(loc, b.len), true);
-}
-
-int handler_open_error_status(int err)
-{
-    switch (err) {
-    case -ENOENT:
-    case -ENOTDIR:
-    case -ENAMETOOLONG: return 404;
-    case -ELOOP: /* a symlink, not followed */
-    case -EXDEV: /* a followed link that leaves the root */
-    case -EACCES:
-    case -EPERM:
-    case -ENXIO: /* a socket file: open() refuses it */
-    case -ENODEV: return 403;
-    case -EMFILE:
-    case -ENFILE:
-    case -ENOMEM: return 503;
-    default: return 500;
-    }
+    reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
 }
 
 /* Looks rel up in the cache (opening it beneath the root on a miss); on
@@ -134,7 +72,7 @@ static bool lookup(struct worker *w, struct exchange *x, const char *rel, struct
         return true;
     if (res->err == -EMFILE || res->err == -ENFILE)
         log_error_errno("open", rel, res->err);
-    handler_error(w, x, handler_open_error_status(res->err));
+    reply_error(w, x, reply_open_error_status(res->err));
     return false;
 }
 
@@ -183,13 +121,13 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
             /* An index that is a link (or unreadable) is refused, never
              * replaced by a listing that would show what it hides. */
             sys_close(dirfd);
-            handler_error(w, x, handler_open_error_status(res.err));
+            reply_error(w, x, reply_open_error_status(res.err));
             return;
         }
     }
     if (!cfg->listing) {
         sys_close(dirfd);
-        handler_error(w, x, 403);
+        reply_error(w, x, 403);
         return;
     }
     dirlist_start(w, x, dirfd, wants_json(w, t) ? LISTING_JSON : LISTING_HTML);
@@ -208,7 +146,7 @@ static void serve_path(struct worker *w, struct exchange *x, const struct target
             filecache_release(&w->cache, res.entry);
         else
             sys_close(res.fd);
-        handler_error(w, x, 404);
+        reply_error(w, x, 404);
         return;
     }
     if (res.entry) {
@@ -229,7 +167,7 @@ static void serve_path(struct worker *w, struct exchange *x, const struct target
         return;
     default: /* fifo, socket, device: never served */
         sys_close(res.fd);
-        handler_error(w, x, 403);
+        reply_error(w, x, 403);
         return;
     }
 }
@@ -269,7 +207,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     if (r < 0) {
         /* Framing or Host in doubt: the request's end is unknown. */
         x->close = true;
-        handler_error(w, x, -r);
+        reply_error(w, x, -r);
         return;
     }
     x->keep_alive = w->info.keep_alive;
@@ -278,19 +216,19 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         /* A body is never read: the connection ends after the answer,
          * so no byte of it is taken for a request (RFC 9112 §9.6). */
         x->close = w->info.has_body;
-        handler_error(w, x, status);
+        reply_error(w, x, status);
         return;
     }
     struct target t;
     if (target_split(req->target, &t) < 0) {
-        handler_error(w, x, 400);
+        reply_error(w, x, 400);
         return;
     }
     if (t.form == TARGET_ASTERISK) {
         if (req->method_id == HTTP_METHOD_OPTIONS)
             options_response(w, x);
         else
-            handler_error(w, x, 400);
+            reply_error(w, x, 400);
         return;
     }
     unsigned flags = 0;
@@ -298,7 +236,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     if (n < 0) {
         /* A decoded path longer than PATH_MAX names no file: 404, not 414
          * (the request line itself was within its limit). */
-        handler_error(w, x, n == -414 ? 404 : (int)-n);
+        reply_error(w, x, n == -414 ? 404 : (int)-n);
         return;
     }
     w->path[n] = '\0';

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reply.h - small fixed responses (errors, redirects, 204s) for any
+ * handler, and the status for a failed open beneath the root.
+ */
+#ifndef PITH_REPLY_H
+#define PITH_REPLY_H
+
+#include "core/core.h"
+
+struct worker;
+struct exchange;
+
+#define REPLY_ALLOW "GET, HEAD, OPTIONS" /* the methods pith serves */
+
+/* A response with the small fixed HTML body and one optional extra field
+ * (extra_name NULL: none); `cacheable` adds the default Cache-Control. */
+void reply_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
+                 struct span extra_value, bool cacheable);
+
+/* An error response with the small fixed HTML body. 400, 408, 414, 431 and
+ * 505 (the request's framing is unknown) close the connection; 405 carries
+ * Allow. */
+void reply_error(struct worker *w, struct exchange *x, int status);
+
+/* Maps a failed open beneath the root (-errno) to the contract's status. */
+int reply_open_error_status(int err);
+
+#endif
