@@ -81,8 +81,8 @@ static void request_begin(struct worker *w, struct conn *c)
 {
     (void)w;
     PITH_ASSERT(c->slot != NULL && (!c->x || !c->x->active));
-    char *out = c->slot + POOL_IN_SIZE, *scratch = out + POOL_OUT_SIZE;
-    c->x = (struct exchange *)(void *)(scratch + POOL_DIR_SIZE);
+    c->x = (struct exchange *)(void *)(c->slot + POOL_IN_SIZE);
+    char *out = c->slot + POOL_IN_SIZE + POOL_EXCH_SIZE, *scratch = out + POOL_OUT_SIZE;
     exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
 }
 

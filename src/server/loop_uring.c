@@ -80,11 +80,11 @@ struct uconn {
     uint16_t held_head, held_tail;
     uint16_t held_off; /* bytes of the head buffer already taken */
     uint16_t nheld;
-    bool end;        /* the stream ended (EOF, error, overflow) after the held bytes */
-    int32_t end_n;   /* 0: EOF, < 0: -errno (-EOVERFLOW: bytes were dropped) */
-    bool ready;      /* on the ready list */
-    bool single;     /* pipelining seen: single-shot receives, sized to the room */
-    int32_t starved; /* index in the starved list, or -1 */
+    bool end;         /* the stream ended (EOF, error, overflow) after the held bytes */
+    int32_t end_n;    /* 0: EOF, < 0: -errno (-EOVERFLOW: bytes were dropped) */
+    bool ready;       /* on the ready list */
+    bool single;      /* pipelining seen: single-shot receives, sized to the room */
+    uint32_t starved; /* 1 + its index in the starved list, or 0 (zeroed memory: none) */
 };
 
 struct uring {
@@ -187,8 +187,6 @@ static int ur_init(struct worker *w)
     u->starved = sys_map((size_t)w->nconns * sizeof *u->starved);
     if (!u->uc || !u->ready || !u->starved)
         return -ENOMEM;
-    for (uint32_t i = 0; i < w->nconns; i++)
-        u->uc[i].starved = -1;
     int r = setup_ring(&u->ring);
     if (r < 0)
         return r;
@@ -230,7 +228,7 @@ static int ur_conn_start(struct worker *w, struct conn *c)
 {
     c->events = 0;
     struct uconn *uc = uconn(w, c);
-    PITH_ASSERT(uc->nheld == 0 && uc->starved < 0 && !uc->ready);
+    PITH_ASSERT(uc->nheld == 0 && uc->starved == 0 && !uc->ready);
     uc->held_off = 0;
     uc->end = false;
     uc->single = false;
@@ -243,23 +241,23 @@ static void starve(struct worker *w, struct conn *c)
 {
     struct uring *u = state(w);
     struct uconn *uc = uconn(w, c);
-    if (uc->starved >= 0)
+    if (uc->starved)
         return;
     PITH_ASSERT(u->nstarved < w->nconns);
-    uc->starved = (int32_t)u->nstarved;
     u->starved[u->nstarved++] = (uint32_t)(c - w->conns);
+    uc->starved = u->nstarved;
 }
 
 static void unstarve(struct worker *w, struct conn *c)
 {
     struct uring *u = state(w);
     struct uconn *uc = uconn(w, c);
-    if (uc->starved < 0)
+    if (!uc->starved)
         return;
     uint32_t last = u->starved[--u->nstarved];
-    u->starved[uc->starved] = last;
+    u->starved[uc->starved - 1] = last;
     u->uc[last].starved = uc->starved;
-    uc->starved = -1;
+    uc->starved = 0;
 }
 
 static void arm_recv(struct worker *w, struct conn *c)

@@ -13,17 +13,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One slot's regions: the request bytes (a whole head and some pipelined
- * bytes), the response head and generated bodies (error pages, listing
- * chunks), a body source's state (getdents output while a listing streams,
- * multipart ranges), and the exchange itself (struct exchange: only a
+/* One slot's regions, in this order: the request bytes (a whole head and
+ * some pipelined bytes); the exchange itself (struct exchange: only a
  * connection with a request in flight has one, so an idle connection costs
- * none of it). */
+ * none of it), on the same page as what follows; the response head and
+ * generated bodies (error pages, listing chunks); a body source's state
+ * (getdents output while a listing streams, multipart ranges). A request
+ * answered from the cache touches the first pages of the first two only. */
 #define POOL_IN_SIZE   (32 * 1024)
-#define POOL_OUT_SIZE  (24 * 1024)
+#define POOL_EXCH_SIZE 1024 /* shares its page with the start of the out region */
+#define POOL_OUT_SIZE  (24 * 1024 - POOL_EXCH_SIZE)
 #define POOL_DIR_SIZE  (8 * 1024)
-#define POOL_EXCH_SIZE 1024
-#define POOL_SLOT_SIZE (POOL_IN_SIZE + POOL_OUT_SIZE + POOL_DIR_SIZE + POOL_EXCH_SIZE)
+#define POOL_SLOT_SIZE (POOL_IN_SIZE + POOL_EXCH_SIZE + POOL_OUT_SIZE + POOL_DIR_SIZE)
 
 struct pool {
     char *base;
