@@ -83,7 +83,12 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     if (peer)
         c->peer = *peer;
     else
-        c->peer.ss_family = AF_UNSPEC; /* looked up only if the log needs it */
+        c->peer.ss_family = AF_UNSPEC;
+    /* io_uring's multishot accept reports no address: ask now, while the
+     * connection is there, when the access log will need it (after a
+     * reset, getpeername has nothing left to say). */
+    if (c->peer.ss_family == AF_UNSPEC && w->log.fd >= 0)
+        sys_peer_addr(fd, &c->peer);
     sys_set_nodelay(fd);
     if (w->loop->conn_start(w, c) < 0) {
         sys_close(fd);
