@@ -138,6 +138,10 @@ FORMATS = [
     ("/big/", "application/json, */*;q=0.1", "json"),
     ("/big/?format=json", None, "json"),
     ("/big/?a=1&format=json", "text/html", "json"),
+    # Only the whole parameter counts: no suffix or prefix of another.
+    ("/big/?xformat=json", None, "html"),
+    ("/big/?format=jsonx", None, "html"),
+    ("/big/?a=1xformat=json", None, "html"),
 ]
 
 
