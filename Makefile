@@ -28,7 +28,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
-        format format-check demo bench
+        format format-check demo bench mutate
 
 all: pith
 
@@ -157,6 +157,12 @@ build/bench/donothing: bench/donothing.c
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 bench: pith build/bench/donothing
 	bench/run $(BENCH_ARGS)
+
+# Mutation campaign over src/core and src/server, on a private copy of the tree
+# (an hour or more; never part of check): see scripts/mutate --help. The report
+# goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
+mutate:
+	nice -n 15 scripts/mutate $(MUTATE_ARGS)
 
 clean:
 	rm -rf build pith pith-asan
