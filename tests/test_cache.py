@@ -460,6 +460,22 @@ def test_in_flight_response_survives_replace_and_delete(pith, root):
     assert ra.body == a, "the in-flight response changed under a replace"
     assert rc.status == 200 and rc["Content-Length"] == str(len(c))
     assert rc.body == c, "the in-flight response changed under a delete"
+    # Once the responses ended, the dropped entries let go of the old
+    # files: no descriptor of a deleted file stays open in the worker.
+    w = s.worker()
+
+    def deleted_open():
+        out = []
+        for fd in os.listdir("/proc/%d/fd" % w):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (w, fd))
+            except OSError:
+                continue
+            if target.endswith(" (deleted)"):
+                out.append(target)
+        return out
+
+    _wait_for(lambda: not deleted_open(), "the worker keeps deleted files open: %r" % deleted_open())
 
 
 def test_in_flight_entry_not_evicted(pith, root):

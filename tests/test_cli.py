@@ -335,3 +335,35 @@ def test_quiet_prints_no_start_line(docroot, tmp_path):
     if io:
         assert text == "", text  # (auto may say why it falls back to epoll)
     assert rc == 0
+
+
+def _sanitized_build():
+    with open(PITH_BIN, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+@pytest.mark.skipif(_sanitized_build(), reason="the ASan build cannot run under an address-space "
+                    "limit (it reserves terabytes of shadow memory)")
+def test_address_space_too_small_exits_2(docroot):
+    """Every worker reserves its connection slots and small-file cache up
+    front. Under an address-space limit too small for them, pith says so at
+    start (exit 2, one line naming the flags) instead of starting workers
+    that fail and are restarted forever."""
+    limit = 1 << 30
+    p = subprocess.run(["prlimit", "--as=%d" % limit, PITH_BIN, "--port", "0", "--addr",
+                        "127.0.0.1", "--max-conns", "18000", "--cache-entries", "10",
+                        docroot.root], capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pith: "), p.stderr
+    assert "--max-conns" in lines[0] and "--cache-size" in lines[0], lines[0]
+    assert "serving" not in p.stderr
+    # The defaults fit the same limit.
+    s = PithServer(docroot.root, env={"PITH_RESOLVE": None})
+    s.argv = ["prlimit", "--as=%d" % limit] + s.argv
+    s.start()
+    try:
+        r = fetch(s.port, "/index.html")
+        assert r.status == 200
+    finally:
+        assert s.stop() == []

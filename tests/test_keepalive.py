@@ -90,3 +90,21 @@ def test_error_does_not_close(server, target, status):
         assert r.status == status
         r = c.exchange("GET", "/index.html")
         assert r.status == 200
+
+
+def test_request_sent_a_byte_at_a_time(server, docroot):
+    """Every byte counts, however the head is cut: a request sent one byte
+    per segment (TCP_NODELAY, a pause between sends) is answered. (A
+    1-byte receive taken for the end of the stream went unnoticed.)"""
+    import socket
+    import time
+    req = b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n"
+    with server.conn() as c:
+        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(len(req)):
+            c.send(req[i:i + 1])
+            time.sleep(0.002)
+        r = c.read_response()
+        assert r.status == 200 and r.body == docroot.files["index.html"]
+        # And the connection carries on.
+        assert c.exchange("GET", "/style.css").status == 200

@@ -10,6 +10,7 @@
 #include "core/bytes.h"
 #include "server/log.h"
 #include "server/master.h"
+#include "server/pool.h"
 #include "server/server.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
@@ -144,11 +145,32 @@ static int check_nofile(const struct settings *set)
     return 2;
 }
 
+/* Each worker reserves its connection slots and its small-file cache up
+ * front (address space; pages become resident when used). Reserving the
+ * same here, once, turns an address-space limit (ulimit -v) that would make
+ * every worker fail at start into one clear line now. */
+static int check_reservations(const struct settings *set)
+{
+    size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
+    void *p = sys_map(bytes);
+    if (p) {
+        sys_unmap(p, bytes);
+        return 0;
+    }
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-size %u need %zu MiB of address space per worker, "
+            "which this process may not reserve (ulimit -v?); lower --max-conns or --cache-size\n",
+            set->max_conns, set->cache_size_mib, bytes >> 20);
+    return 2;
+}
+
 static int prepare(const struct config *cfg, struct server *s)
 {
     int r = open_root(cfg, s);
     if (!r)
         r = check_nofile(&s->set);
+    if (!r)
+        r = check_reservations(&s->set);
     if (!r)
         r = bind_listeners(cfg, s);
     return r;

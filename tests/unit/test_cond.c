@@ -542,8 +542,23 @@ static void test_if_range_weak_date(void)
     guarded_free(etag, strlen(ETAG));
 }
 
+/* DEL (0x7f) is no etagc (RFC 9110 §8.8.3): a tag holding it is malformed,
+ * and a malformed list matches nothing. */
+static void test_del_in_tag(void)
+{
+    char *etag = guarded_copy(ETAG, strlen(ETAG));
+    struct span e = span_make(etag, strlen(ETAG));
+    static const char *const lines[HTTP_LIST_MAX] = {"\"x\x7f\", " ETAG};
+    struct span_list l;
+    fill_list(&l, lines);
+    CHECK_LONG(cond_etag_list_match(&l, e, false), false, "DEL in an entity-tag: no match");
+    free_list(&l);
+    guarded_free(etag, strlen(ETAG));
+}
+
 int main(void)
 {
+    test_del_in_tag();
     test_if_range_weak_date();
     test_evaluate();
     test_list();

@@ -556,6 +556,26 @@ static const struct size_row {
     {UINT64_C(1) << 60, "1.0 EiB"},
 };
 
+/* The breadcrumb has one link per segment and one for the root: the root
+ * listing has exactly one, never an empty segment's link. */
+static void test_breadcrumb_links(void)
+{
+    static const struct {
+        const char *path;
+        size_t links;
+    } t[] = {{"", 1}, {"a", 2}, {"a/b", 3}, {"dir with space/x", 3}};
+    for (size_t i = 0; i < ARRAY_LEN(t); i++) {
+        char *page = NULL;
+        size_t n = head(LISTING_HTML, t[i].path, strlen(t[i].path), &page);
+        CHECK(n != (size_t)-1 && page, t[i].path);
+        size_t links = 0;
+        for (const char *q = page; q && (q = strstr(q, "<a href=\"/")) != NULL; q++)
+            links++;
+        CHECK_LONG(links, t[i].links, t[i].path);
+        free(page);
+    }
+}
+
 static void test_human_size(void)
 {
     char out[64];
@@ -592,6 +612,7 @@ static void test_human_size(void)
 
 int main(void)
 {
+    test_breadcrumb_links();
     memset(long_name, '"', sizeof long_name);
     memcpy(long_name, "<img src=x onerror=alert(1)>", 28);
     test_html_entries();
