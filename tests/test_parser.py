@@ -175,3 +175,27 @@ def test_split_request_bytes_ok(server, docroot):
             time.sleep(0.002)
         r = c.read_response()
     assert r.status == 200 and r.body == docroot.files["index.html"]
+
+
+# 400s decided after the head parsed (its framing was sound, the client asked
+# to keep the connection): the target's own errors still close it (DESIGN.md
+# §2, "every 400 ... closes the connection"), and the pipelined request after
+# them is never answered.
+TARGET_400 = [
+    ("nul", b"/a%00b"),
+    ("climbs_above_root", b"/../etc/passwd"),
+    ("encoded_slash", b"/sub%2Fpage.txt"),
+    ("bad_escape", b"/a%zz"),
+    ("fragment", b"/index.html#frag"),
+    ("asterisk_on_get", b"*"),
+]
+
+
+@pytest.mark.parametrize("target", [t for _, t in TARGET_400], ids=[n for n, _ in TARGET_400])
+def test_target_400_closes(server, target):
+    r, rest, closed = server.raw(b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n" + PIPELINED,
+                                 close_wait=5.0)
+    assert r.status == 400, r
+    assert r.get("Connection", "").lower() == "close", r
+    assert closed, "connection still open after a 400"
+    assert rest == b"", "the pipelined request was answered: %r" % rest[:200]
