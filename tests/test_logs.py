@@ -195,3 +195,21 @@ def test_no_log_by_default_on_stdout(pith):
     # concluding that nothing comes. Nothing at all is written to stdout.
     text = s.out.wait_for(lambda t: t != "", FLUSH_WAIT)
     assert text is None, "stdout without --log: %r" % text
+
+
+@pytest.mark.parametrize("log", [None, "-"], ids=["no-log", "stdout"])
+@pytest.mark.parametrize("sig", [signal.SIGUSR1, signal.SIGHUP])
+def test_reopen_signal_without_a_log_file(pith, tmp_path, log, sig):
+    """HUP/USR1 with no log file to reopen (none, or stdout) changes
+    nothing: no error line, no file named "-" made in the working
+    directory, and pith serves on."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    s = pith(*(["--log", log] if log else []), cwd=str(cwd), stdout_pipe=True)
+    before = len(s.stderr_text())
+    s.signal(sig)
+    time.sleep(0.5)
+    for _ in range(3):
+        assert s.get("/index.html").status == 200
+    assert s.stderr_text()[before:] == "", s.stderr_text()[before:]
+    assert list(cwd.iterdir()) == [], list(cwd.iterdir())
