@@ -113,7 +113,12 @@ fuzz-smoke-%: build/fuzz/fuzz_%
 # once per event loop; the io_uring pass fails where io_uring cannot run
 # (PITH_ALLOW_NO_URING=1 turns it into skips, which CI never sets). With
 # PITH_CI=1 (.ci/run) a skip not in tests/skips_allowed.txt fails the pass.
-PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider
+# TEST_JOBS pytest-xdist processes run each pass: most of a test's time is
+# spent waiting on the server (timeouts, drains, slow clients), so 4 of them
+# share 2 cores well; every test starts its own server on its own port.
+# TEST_JOBS=0 runs a pass in one process.
+TEST_JOBS ?= 4
+PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS)
 test: pith
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
