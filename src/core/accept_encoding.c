@@ -2,7 +2,8 @@
 /*
  * accept_encoding.c - see accept_encoding.h. One pass over the elements of
  * every line records each coding's q; the choice is a comparison over at
- * most four candidates. No state outside the caller's structs.
+ * most four candidates, one pass over each byte. No state outside the
+ * caller's structs.
  */
 #include "accept_encoding.h"
 
@@ -24,29 +25,14 @@ struct span ae_coding_suffix(int c)
     return suffixes[c];
 }
 
-/* tchar (RFC 9110 §5.6.2). */
+/* tchar (RFC 9110 §5.6.2) as a bitmap of the 128 ASCII codes: ALPHA,
+ * DIGIT and !#$%&'*+-.^_`|~. One test per byte on the hot path. */
+static const uint32_t tchar_bits[4] = {0x00000000u, 0x03ff6cfau, 0xc7fffffeu, 0x57ffffffu};
+
 static bool is_tchar(char c)
 {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || ascii_is_digit(c))
-        return true;
-    switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~': return true;
-    default: return false;
-    }
+    unsigned char u = (unsigned char)c;
+    return u < 128 && (tchar_bits[u >> 5] >> (u & 31) & 1u);
 }
 
 static bool is_ows(char c)
@@ -71,68 +57,83 @@ static int qvalue(struct span s)
     return q;
 }
 
-/* One element, OWS already trimmed: coding [ OWS ";" OWS "q=" qvalue ].
- * Returns 0 with *coding and *q, or -1. */
-static int element(struct span e, struct span *coding, int *q)
+/* True when s equals the lower-case constant lower[0..s.n), in any case. */
+static bool is_name(struct span s, const char *lower)
 {
-    size_t i = 0;
-    while (i < e.n && is_tchar(e.p[i]))
-        i++;
-    if (i == 0)
-        return -1;
-    *coding = span_make(e.p, i);
-    *q = AE_Q_MAX;
-    while (i < e.n && is_ows(e.p[i]))
-        i++;
-    if (i == e.n)
-        return 0;
-    if (e.p[i++] != ';')
-        return -1;
-    while (i < e.n && is_ows(e.p[i]))
-        i++;
-    if (e.n - i < 2 || ascii_lower(e.p[i]) != 'q' || e.p[i + 1] != '=')
-        return -1;
-    *q = qvalue(span_make(e.p + i + 2, e.n - i - 2));
-    return *q < 0 ? -1 : 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (ascii_lower(s.p[i]) != lower[i])
+            return false;
+    return true;
 }
 
-/* The slot a coding's name fills, or NULL for a coding offered nowhere. */
+/* The slot a coding's name fills, or NULL for a coding offered nowhere.
+ * By length first: this runs for every element of every request for a
+ * file with variants. */
 static struct ae_pref *slot_of(struct ae_prefs *p, struct span coding)
 {
-    if (span_eq_cstr(coding, "*"))
-        return &p->star;
-    if (span_eq_nocase_cstr(coding, "identity"))
-        return &p->c[AE_IDENTITY];
-    if (span_eq_nocase_cstr(coding, "x-gzip"))
-        return &p->c[AE_GZIP];
-    for (int c = 0; c < AE_CODINGS; c++)
-        if (span_eq_nocase(coding, names[c]))
-            return &p->c[c];
-    return NULL;
+    switch (coding.n) {
+    case 1: return coding.p[0] == '*' ? &p->star : NULL;
+    case 2: return is_name(coding, "br") ? &p->c[AE_BR] : NULL;
+    case 4:
+        if (is_name(coding, "gzip"))
+            return &p->c[AE_GZIP];
+        return is_name(coding, "zstd") ? &p->c[AE_ZSTD] : NULL;
+    case 6: return is_name(coding, "x-gzip") ? &p->c[AE_GZIP] : NULL;
+    case 8: return is_name(coding, "identity") ? &p->c[AE_IDENTITY] : NULL;
+    default: return NULL;
+    }
+}
+
+/* One line's elements, scanned once: [ OWS / "," ]... coding [ OWS ";"
+ * OWS "q=" qvalue ] OWS, then "," or the end. Returns 0 or -1. */
+static int parse_line(struct span v, struct ae_prefs *out)
+{
+    size_t i = 0;
+    for (;;) {
+        /* Empty elements are allowed and ignored (§5.6.1). */
+        while (i < v.n && (is_ows(v.p[i]) || v.p[i] == ','))
+            i++;
+        if (i == v.n)
+            return 0;
+        size_t start = i;
+        while (i < v.n && is_tchar(v.p[i]))
+            i++;
+        if (i == start)
+            return -1;
+        struct span coding = span_make(v.p + start, i - start);
+        int q = AE_Q_MAX;
+        while (i < v.n && is_ows(v.p[i]))
+            i++;
+        if (i < v.n && v.p[i] == ';') {
+            i++;
+            while (i < v.n && is_ows(v.p[i]))
+                i++;
+            if (v.n - i < 2 || ascii_lower(v.p[i]) != 'q' || v.p[i + 1] != '=')
+                return -1;
+            i += 2;
+            size_t qs = i;
+            while (i < v.n && !is_ows(v.p[i]) && v.p[i] != ',')
+                i++;
+            q = qvalue(span_make(v.p + qs, i - qs));
+            if (q < 0)
+                return -1;
+            while (i < v.n && is_ows(v.p[i]))
+                i++;
+        }
+        if (i < v.n && v.p[i] != ',')
+            return -1;
+        struct ae_pref *s = slot_of(out, coding);
+        if (s && !s->named)
+            *s = (struct ae_pref){(uint16_t)q, true};
+    }
 }
 
 int accept_encoding_parse(const struct span_list *l, struct ae_prefs *out)
 {
     *out = (struct ae_prefs){0};
-    for (unsigned k = 0; k < l->n; k++) {
-        struct span v = l->v[k];
-        size_t i = 0;
-        while (i < v.n) {
-            /* Empty elements are allowed and ignored (§5.6.1). */
-            size_t comma = mem_find(v.p + i, v.n - i, ',');
-            struct span e = span_trim_ows(span_make(v.p + i, comma));
-            i += comma + 1;
-            if (e.n == 0)
-                continue;
-            struct span coding;
-            int q;
-            if (element(e, &coding, &q) < 0)
-                return -1;
-            struct ae_pref *s = slot_of(out, coding);
-            if (s && !s->named)
-                *s = (struct ae_pref){(uint16_t)q, true};
-        }
-    }
+    for (unsigned k = 0; k < l->n; k++)
+        if (parse_line(l->v[k], out) < 0)
+            return -1;
     return 0;
 }
 

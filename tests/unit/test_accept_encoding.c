@@ -167,6 +167,26 @@ static void test_every_cut(void)
     unit_gen_end();
 }
 
+/* Every byte value as a one-byte coding: a token exactly when it is a
+ * tchar (RFC 9110 §5.6.2); a token that names nothing leaves identity. */
+static void test_every_byte(void)
+{
+    static const char tchars[] = "!#$%&'*+-.^_`|~0123456789"
+                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    unit_gen_begin();
+    for (int b = 0; b < 256; b++) {
+        char in[1] = {(char)b};
+        char *c = guarded_copy(in, 1);
+        struct span_list l = {{span_make(c, 1)}, 1};
+        struct ae_prefs p;
+        bool tchar = b != 0 && memchr(tchars, b, sizeof tchars - 1) != NULL;
+        bool ows = b == ' ' || b == '\t' || b == ',';
+        CHECK_LONG(accept_encoding_parse(&l, &p), tchar || ows ? 0 : -1, "a one-byte element");
+        guarded_free(c, 1);
+    }
+    unit_gen_end();
+}
+
 int main(void)
 {
     unit_file = __FILE__;
@@ -174,5 +194,6 @@ int main(void)
     test_parse_values();
     test_names();
     test_every_cut();
+    test_every_byte();
     return unit_done();
 }
