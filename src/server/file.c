@@ -222,7 +222,10 @@ static void range_not_satisfiable(struct worker *w, struct exchange *x, const st
     struct buf v = buf_make(cr, sizeof cr);
     buf_put_cstr(&v, "bytes */");
     buf_put_u64(&v, p->size);
-    reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
+    if (p->vary)
+        reply_small_vary(w, x, 416, "Content-Range", span_make(cr, v.len));
+    else
+        reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
 }
 
 /* GET with a Range, after the preconditions passed (RFC 9110 §14.2). */
@@ -300,7 +303,7 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
     struct rep p;
     if (!select_rep(w, e, fb, &p)) {
         /* 406 (§15.5.7): identity refused and no variant acceptable. */
-        reply_small(w, x, 406, "Vary", SPAN_LIT("Accept-Encoding"), false);
+        reply_small_vary(w, x, 406, NULL, (struct span){0});
         return;
     }
     struct cond_input in = {
@@ -312,7 +315,12 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         .now = w->now_sec,
     };
     switch (cond_evaluate(&in)) {
-    case COND_FAILED: reply_error(w, x, 412); return;
+    case COND_FAILED:
+        if (p.vary)
+            reply_small_vary(w, x, 412, NULL, (struct span){0});
+        else
+            reply_error(w, x, 412);
+        return;
     case COND_NOT_MODIFIED: not_modified(w, x, &p); return;
     case COND_PROCEED: break;
     }
