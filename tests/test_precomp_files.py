@@ -241,3 +241,34 @@ def test_descriptor_budget_shared_with_variants(pith, root):
             r = get(s, "/" + n)
             assert r.status == 200 and r.body == read(f) and r["Vary"] == "Accept-Encoding", n
             assert settled_fd_count(w) <= base + 4, n
+
+
+def test_follow_symlinks_applies_to_variants_beneath_the_root_only(pith, root, tmp_path):
+    # With --follow-symlinks a variant that is a link staying beneath the
+    # root is followed like any file; one leading outside it never is.
+    f = str(root / "l.js")
+    write(f, text(8000, "l"))
+    os.makedirs(str(root / "store"))
+    make_variant(f, "br", out=str(root / "store" / "l.js.br"))
+    os.symlink("store/l.js.br", f + ".br")
+    outside = str(tmp_path / "outside.gz")
+    make_variant(f, "gzip", out=outside)
+    os.symlink(outside, f + ".gz")
+    s = pith("--follow-symlinks", root=str(root))
+    r = get(s, "/l.js", "br")
+    assert r["Content-Encoding"] == "br" and r.body == read(str(root / "store" / "l.js.br"))
+    r = get(s, "/l.js", "gzip")
+    assert r.get("Content-Encoding") is None and r.body == read(f)
+    assert r["Vary"] == "Accept-Encoding"
+
+
+def test_index_file_variants(pith, root):
+    # A directory's index file is looked up like any file: its variants too.
+    f = str(root / "docs" / "index.html")
+    write(f, text(6000, "i"))
+    make_variant(f, "zstd")
+    s = pith(root=str(root))
+    r = get(s, "/docs/", "zstd")
+    assert r.status == 200 and r["Content-Encoding"] == "zstd"
+    assert r["Content-Type"] == "text/html; charset=utf-8"
+    assert r.body == read(f + ".zst")
