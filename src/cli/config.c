@@ -42,6 +42,10 @@ static const char usage[] =
     "                            (default 10)\n"
     "      --io auto|epoll|uring event loop (default auto: io_uring where the kernel\n"
     "                            allows it, else epoll; the start line says which)\n"
+    "      --precompressed DIR|off\n"
+    "                            send F.br, F.zst or F.gz to clients that accept it:\n"
+    "                            found beside F (default), under the mirror tree DIR,\n"
+    "                            or never (off)\n"
     "      --log FILE|-          access log in combined format, UTC ('-' = stdout;\n"
     "                            default: off)\n"
     "      --pidfile FILE        write the master's process id to FILE\n"
@@ -97,6 +101,7 @@ enum kind {
     K_QUIET,
     K_HELP,
     K_VERSION,
+    K_PRECOMPRESSED,
 };
 
 struct option {
@@ -132,6 +137,7 @@ static const struct option options[] = {
     {"quiet", 'q', false, K_QUIET},
     {"help", 'h', false, K_HELP},
     {"version", 'V', false, K_VERSION},
+    {"precompressed", 0, true, K_PRECOMPRESSED},
 };
 
 struct parser {
@@ -244,6 +250,7 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_FOLLOW: c->follow_symlinks = true; break;
     case K_DAEMON: c->daemon = true; break;
     case K_QUIET: c->quiet = true; break;
+    case K_PRECOMPRESSED: ok = nonempty(ps, o->name, v) && (c->precompressed = v); break;
     case K_HELP: return CONFIG_HELP;
     case K_VERSION: return CONFIG_VERSION;
     }
@@ -374,6 +381,11 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];
+    /* precompressed variants (issue 11): "off", a mirror tree, or beside. */
+    bool off = cfg->precompressed &&
+               span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
+    out->precompressed = !off;
+    out->precompressed_dir = off ? NULL : cfg->precompressed;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
         buf_put_cstr(&b, "no-cache");

@@ -43,6 +43,8 @@ struct config {
     enum config_io io;
     bool daemon;
     bool quiet;
+    /* precompressed variants (issue 11) */
+    const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
 };
 
 enum config_verdict {

@@ -164,9 +164,25 @@ static int check_reservations(const struct settings *set)
     return 2;
 }
 
+/* --precompressed DIR: the mirror tree is opened once, like the root, and
+ * every variant is resolved beneath it by the same rules. */
+static int open_precompressed(const struct settings *set, struct server *s)
+{
+    s->precomp_fd = -1;
+    if (!set->precompressed || !set->precompressed_dir)
+        return 0;
+    int fd = sys_open_dir(set->precompressed_dir);
+    if (fd < 0)
+        return fail("cannot open --precompressed ", set->precompressed_dir, fd);
+    s->precomp_fd = fd;
+    return 0;
+}
+
 static int prepare(const struct config *cfg, struct server *s)
 {
     int r = open_root(cfg, s);
+    if (!r)
+        r = open_precompressed(&s->set, s);
     if (!r)
         r = check_nofile(&s->set);
     if (!r)

@@ -32,6 +32,7 @@ static const struct status_reason reasons[] = {
     STATUS(403, "Forbidden"),
     STATUS(404, "Not Found"),
     STATUS(405, "Method Not Allowed"),
+    STATUS(406, "Not Acceptable"),
     STATUS(408, "Request Timeout"),
     STATUS(412, "Precondition Failed"),
     STATUS(414, "URI Too Long"),

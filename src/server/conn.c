@@ -104,6 +104,7 @@ static void log_exchange(struct worker *w, struct conn *c)
             .referer = x->referer,
             .user_agent = x->user_agent,
             .minor = x->minor,
+            .encoding = x->encoding,
             .status = x->status,
             .bytes = x->body_sent,
         };

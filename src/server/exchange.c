@@ -18,7 +18,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     /* Field by field, not a compound literal: the queue's segments, chunk
      * lines and iovecs need no zeroing, and this runs for every request. */
     x->active = true;
-    x->method = x->target = x->referer = x->user_agent = (struct span){0};
+    x->method = x->target = x->referer = x->user_agent = x->encoding = (struct span){0};
     x->minor = 1;
     x->head_only = x->keep_alive = x->close = false;
     x->status = 0;

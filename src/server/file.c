@@ -7,9 +7,16 @@
  * file), and its bytes come from the entry's memory (one gathered send) or
  * its descriptor (sendfile). A cache hit for a whole small file costs one
  * sendmsg: no open, stat, read, close.
+ *
+ * A file with precompressed variants (filecache.h) is negotiated first
+ * (Accept-Encoding, RFC 9110 §12.5.3): the chosen representation, F or
+ * one variant, supplies the ETag the preconditions compare, the bytes Range
+ * selects from, and the 200's field block; Content-Type and Last-Modified
+ * stay F's, and every response about such a file says Vary.
  */
 #include "server/file.h"
 
+#include "core/accept_encoding.h"
 #include "core/bytes.h"
 #include "core/cond.h"
 #include "core/multipart.h"
@@ -28,6 +35,17 @@ struct file_bytes {
     int fd;
 };
 
+/* The representation being answered with: the file itself or a variant. */
+struct rep {
+    const struct fc_entry *e;         /* F: type, Last-Modified, Cache-Control */
+    const struct field_block *fields; /* a 200's */
+    struct span etag;
+    uint64_t size;
+    struct file_bytes bytes;
+    struct span encoding; /* Content-Encoding, or empty for identity */
+    bool vary;            /* F has variants: say Vary: Accept-Encoding */
+};
+
 static void body_range(struct exchange *x, struct file_bytes fb, uint64_t first, uint64_t last)
 {
     if (fb.mem)
@@ -36,38 +54,44 @@ static void body_range(struct exchange *x, struct file_bytes fb, uint64_t first,
         exchange_body_file(x, fb.fd, first, last - first + 1);
 }
 
-static void add_validators(struct response *r, const struct fc_entry *e)
+static void add_validators(struct response *r, const struct rep *p)
 {
+    const struct fc_entry *e = p->e;
     if (e->has_lm)
         response_add(r, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
-    response_add(r, "ETag", span_make(e->etag, e->etag_len));
+    response_add(r, "ETag", p->etag);
     response_add(r, "Cache-Control", e->cache_control);
+    if (p->vary)
+        response_add(r, "Vary", SPAN_LIT("Accept-Encoding"));
 }
 
-/* 200: the entry's field block as it is. */
-static void full_response(struct worker *w, struct exchange *x, const struct fc_entry *e,
-                          struct file_bytes fb)
+/* 200: the representation's field block as it is. */
+static void full_response(struct worker *w, struct exchange *x, const struct rep *p)
 {
     struct response r;
     response_init(&r, 200);
-    r.block = &e->fields;
-    response_set_length(&r, e->st.size);
+    r.block = p->fields;
+    response_set_length(&r, p->size);
     exchange_reply(w, x, &r);
-    if (e->st.size > 0)
-        body_range(x, fb, 0, e->st.size - 1);
+    x->encoding = p->encoding;
+    if (p->size > 0)
+        body_range(x, p->bytes, 0, p->size - 1);
 }
 
-static void not_modified(struct worker *w, struct exchange *x, const struct fc_entry *e)
+/* 304 (RFC 9110 §15.4.5): the validators, Cache-Control and Vary a 200
+ * would carry. */
+static void not_modified(struct worker *w, struct exchange *x, const struct rep *p)
 {
     struct response r;
     response_init(&r, 304);
-    add_validators(&r, e);
+    add_validators(&r, p);
     exchange_reply(w, x, &r);
 }
 
-static void single_range(struct worker *w, struct exchange *x, const struct fc_entry *e,
-                         struct file_bytes fb, const struct range *rg)
+static void single_range(struct worker *w, struct exchange *x, const struct rep *p,
+                         const struct range *rg)
 {
+    const struct fc_entry *e = p->e;
     char cr[80];
     struct buf v = buf_make(cr, sizeof cr);
     buf_put_cstr(&v, "bytes ");
@@ -75,17 +99,20 @@ static void single_range(struct worker *w, struct exchange *x, const struct fc_e
     buf_put_char(&v, '-');
     buf_put_u64(&v, rg->last);
     buf_put_char(&v, '/');
-    buf_put_u64(&v, e->st.size);
+    buf_put_u64(&v, p->size);
     PITH_ASSERT(!v.full);
     struct response r;
     response_init(&r, 206);
     response_add(&r, "Content-Type", e->type);
+    if (p->encoding.n)
+        response_add(&r, "Content-Encoding", p->encoding);
     response_add(&r, "Content-Range", span_make(cr, v.len));
-    add_validators(&r, e);
+    add_validators(&r, p);
     response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
     response_set_length(&r, rg->last - rg->first + 1);
     exchange_reply(w, x, &r);
-    body_range(x, fb, rg->first, rg->last);
+    x->encoding = p->encoding;
+    body_range(x, p->bytes, rg->first, rg->last);
 }
 
 /* ---- multipart/byteranges ----------------------------------------------------------- */
@@ -159,17 +186,18 @@ static void new_boundary(struct worker *w, char *out)
     }
 }
 
-static void multi_range(struct worker *w, struct exchange *x, const struct fc_entry *e,
-                        struct file_bytes fb, const struct range *rg, unsigned n)
+static void multi_range(struct worker *w, struct exchange *x, const struct rep *rep,
+                        const struct range *rg, unsigned n)
 {
+    const struct fc_entry *e = rep->e;
     struct parts *p = parts_of(x);
     for (unsigned i = 0; i < n; i++)
         p->r[i] = rg[i];
     p->n = n;
     p->next = 0;
     p->type = e->type;
-    p->size = e->st.size;
-    p->bytes = fb;
+    p->size = rep->size;
+    p->bytes = rep->bytes;
     new_boundary(w, p->boundary);
     struct multipart mp = frame_of(p);
     char ct[64 + MULTIPART_BOUNDARY_LEN];
@@ -180,7 +208,7 @@ static void multi_range(struct worker *w, struct exchange *x, const struct fc_en
     struct response r;
     response_init(&r, 206);
     response_add(&r, "Content-Type", span_make(ct, v.len));
-    add_validators(&r, e);
+    add_validators(&r, rep);
     response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
     response_set_length(&r, multipart_length(&mp, p->r, n));
     exchange_reply(w, x, &r);
@@ -188,38 +216,72 @@ static void multi_range(struct worker *w, struct exchange *x, const struct fc_en
 }
 
 /* 416 (RFC 9110 §15.5.17): the error page plus "Content-Range: bytes * /len". */
-static void range_not_satisfiable(struct worker *w, struct exchange *x, const struct fc_entry *e)
+static void range_not_satisfiable(struct worker *w, struct exchange *x, const struct rep *p)
 {
     char cr[32];
     struct buf v = buf_make(cr, sizeof cr);
     buf_put_cstr(&v, "bytes */");
-    buf_put_u64(&v, e->st.size);
-    reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
+    buf_put_u64(&v, p->size);
+    if (p->vary)
+        reply_small_vary(w, x, 416, "Content-Range", span_make(cr, v.len));
+    else
+        reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
 }
 
 /* GET with a Range, after the preconditions passed (RFC 9110 §14.2). */
-static void ranged_response(struct worker *w, struct exchange *x, const struct fc_entry *e,
-                            struct file_bytes fb)
+static void ranged_response(struct worker *w, struct exchange *x, const struct rep *p)
 {
     const struct http_info *f = &w->info;
+    const struct fc_entry *e = p->e;
     /* A Last-Modified clamped to the Date (a file dated in the future) is
      * not the file's time and validates nothing. */
     bool lm_real = e->has_lm && e->lm == e->st.mtime_sec;
-    if (f->if_range.p &&
-        !cond_if_range(f->if_range, span_make(e->etag, e->etag_len), e->lm, lm_real, w->now_sec)) {
-        full_response(w, x, e, fb); /* the client's copy is stale: all of it */
+    if (f->if_range.p && !cond_if_range(f->if_range, p->etag, e->lm, lm_real, w->now_sec)) {
+        full_response(w, x, p); /* the client's copy is stale: all of it */
         return;
     }
     struct range r[RANGE_MAX];
-    int n = range_parse(f->range, e->st.size, r, RANGE_MAX);
+    int n = range_parse(f->range, p->size, r, RANGE_MAX);
     if (n == RANGE_UNSATISFIABLE)
-        range_not_satisfiable(w, x, e);
+        range_not_satisfiable(w, x, p);
     else if (n == 1)
-        single_range(w, x, e, fb, &r[0]);
-    else if (n > 1)
-        multi_range(w, x, e, fb, r, (unsigned)n);
+        single_range(w, x, p, &r[0]);
+    else if (n > 1 && !p->encoding.n)
+        multi_range(w, x, p, r, (unsigned)n);
     else
-        full_response(w, x, e, fb); /* ignored, or too many: the whole file */
+        /* Ignored, too many, or several of an encoded variant: a
+         * multipart body's Content-Encoding would read as the coding of
+         * the multipart itself, so the whole variant is sent (§14.2: a
+         * server may ignore Range). */
+        full_response(w, x, p);
+}
+
+/* The representation Accept-Encoding selects for entry e (whose bytes are
+ * fb): F itself, or one of its variants; false for none (406). */
+static bool select_rep(struct worker *w, const struct fc_entry *e, struct file_bytes fb,
+                       struct rep *p)
+{
+    *p = (struct rep){e, &e->fields, span_make(e->etag, e->etag_len), e->st.size, fb, {0}, false};
+    if (!e->has_variants)
+        return true; /* nothing to negotiate: no Vary, no 406 */
+    p->vary = true;
+    struct ae_offer o = {.identity_size = e->st.size};
+    for (int c = 0; c < AE_CODINGS; c++) {
+        o.have[c] = e->var[c].used;
+        o.size[c] = e->var[c].st.size;
+    }
+    int c = accept_encoding_choose(&w->info.accept_encoding, &o);
+    if (c == AE_NOT_ACCEPTABLE)
+        return false;
+    if (c == AE_IDENTITY)
+        return true;
+    const struct fc_variant *v = &e->var[c];
+    p->fields = &v->fields;
+    p->etag = span_make(v->etag, v->etag_len);
+    p->size = v->st.size;
+    p->bytes = (struct file_bytes){v->body, v->fd};
+    p->encoding = ae_coding_name(c);
+    return true;
 }
 
 void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
@@ -238,22 +300,33 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         x->fd = res->fd; /* closed when the exchange ends */
         fb = (struct file_bytes){NULL, res->fd};
     }
+    struct rep p;
+    if (!select_rep(w, e, fb, &p)) {
+        /* 406 (§15.5.7): identity refused and no variant acceptable. */
+        reply_small_vary(w, x, 406, NULL, (struct span){0});
+        return;
+    }
     struct cond_input in = {
         .info = &w->info,
         .get_or_head = true,
-        .etag = span_make(e->etag, e->etag_len),
+        .etag = p.etag,
         .last_modified = e->lm,
         .has_last_modified = e->has_lm,
         .now = w->now_sec,
     };
     switch (cond_evaluate(&in)) {
-    case COND_FAILED: reply_error(w, x, 412); return;
-    case COND_NOT_MODIFIED: not_modified(w, x, e); return;
+    case COND_FAILED:
+        if (p.vary)
+            reply_small_vary(w, x, 412, NULL, (struct span){0});
+        else
+            reply_error(w, x, 412);
+        return;
+    case COND_NOT_MODIFIED: not_modified(w, x, &p); return;
     case COND_PROCEED: break;
     }
     /* Range is for GET only: HEAD answers like a full GET (§14.2). */
     if (w->info.range.p && !x->head_only)
-        ranged_response(w, x, e, fb);
+        ranged_response(w, x, &p);
     else
-        full_response(w, x, e, fb);
+        full_response(w, x, &p);
 }

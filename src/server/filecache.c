@@ -100,15 +100,26 @@ static void hash_unlink(struct filecache *fc, struct fc_entry *e)
     e->linked = false;
 }
 
+/* Gives back a descriptor or a block an entry (or one of its variants)
+ * holds. */
+static void bytes_free(struct filecache *fc, int *fd, char **body, uint8_t body_class)
+{
+    if (*fd >= 0) {
+        sys_close(*fd);
+        fc->fds--;
+    }
+    *fd = -1;
+    if (*body)
+        block_put(fc, *body, body_class);
+    *body = NULL;
+}
+
 /* Frees what the entry holds and puts it on the LRU tail for reuse. */
 static void entry_free(struct filecache *fc, struct fc_entry *e)
 {
-    if (e->fd >= 0)
-        sys_close(e->fd);
-    e->fd = -1;
-    if (e->body)
-        block_put(fc, e->body, e->body_class);
-    e->body = NULL;
+    bytes_free(fc, &e->fd, &e->body, e->body_class);
+    for (int c = 0; c < AE_CODINGS; c++)
+        bytes_free(fc, &e->var[c].fd, &e->var[c].body, e->var[c].body_class);
     e->in_use = false;
     fc->count--;
 }
@@ -137,6 +148,8 @@ static struct fc_entry *entry_slot(struct filecache *fc)
     if (fc->next_unused < fc->cfg.entries) {
         struct fc_entry *e = &fc->slots[fc->next_unused++];
         e->fd = -1;
+        for (int c = 0; c < AE_CODINGS; c++)
+            e->var[c].fd = -1;
         lru_push_front(fc, e);
         return e;
     }
@@ -176,6 +189,7 @@ void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const s
                         struct span name, int64_t now_sec)
 {
     e->st = *st;
+    e->has_variants = false;
     e->type = mime_lookup(name);
     e->immutable = false;
     struct span base = last_segment(name);
@@ -200,41 +214,191 @@ void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const s
 }
 
 /* Keeps the block's HTTP/1 form in the entry (it lives as long as the
- * entry, which every response using it holds). */
+ * entry, which every response using it holds). A file with variants says
+ * Vary on its identity response too (RFC 9110 §12.5.5). */
 static void keep_h1(struct fc_entry *e)
 {
+    if (e->has_variants)
+        e->fields.f[e->fields.n++] =
+            (struct response_field){SPAN_LIT("Vary"), SPAN_LIT("Accept-Encoding")};
     struct buf b = buf_make(e->head, sizeof e->head);
     field_block_encode_h1(&b, &e->fields);
     PITH_ASSERT(!b.full);
     e->fields.h1 = span_make(e->head, b.len);
 }
 
-/* Reads the whole file into a block; false (and no block) if it changed
- * size under us or memory is short: the entry then keeps the fd. */
-static bool load_body(struct filecache *fc, struct fc_entry *e, int fd)
+/* Reads a whole file of `size` bytes into a block; false (and no block) if
+ * it changed size under us or memory is short: the entry then keeps the fd. */
+static bool load_body(struct filecache *fc, int fd, uint64_t size, char **body, uint8_t *body_class)
 {
-    int c = size_class(e->st.size);
-    if (e->st.size == 0 || e->st.size > fc->cfg.max_file || c < 0)
+    int c = size_class(size);
+    if (size == 0 || size > fc->cfg.max_file || c < 0)
         return false;
     char *b = block_get(fc, c);
     if (!b)
         return false;
     uint64_t got = 0;
-    while (got < e->st.size) {
-        ssize_t n = sys_pread(fd, b + got, e->st.size - got, got);
+    while (got < size) {
+        ssize_t n = sys_pread(fd, b + got, size - got, got);
         if (n == -EINTR)
             continue;
         if (n <= 0)
             break;
         got += (uint64_t)n;
     }
-    if (got != e->st.size) {
+    if (got != size) {
         block_put(fc, b, c);
         return false;
     }
-    e->body = b;
-    e->body_class = (uint8_t)c;
+    *body = b;
+    *body_class = (uint8_t)c;
     return true;
+}
+
+/* The bytes of a file just opened: in memory (fd closed, *fd = -1) or by
+ * its descriptor (kept in *fd, not yet counted in fc->fds). */
+static void take_bytes(struct filecache *fc, int *fd, uint64_t size, char **body,
+                       uint8_t *body_class)
+{
+    *body = NULL;
+    if (load_body(fc, *fd, size, body, body_class) || size == 0) {
+        sys_close(*fd);
+        *fd = -1;
+    }
+}
+
+/* ---- precompressed variants ------------------------------------------------------ */
+
+static bool same_file(const struct sys_stat *a, const struct sys_stat *b)
+{
+    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+/* A variant is stale when F was modified in a later second. Seconds, not
+ * nanoseconds: brotli(1) -k copies F's time only to the second, so a fresh
+ * variant made by it would otherwise always look older. */
+static bool not_older(const struct sys_stat *v, const struct sys_stat *f)
+{
+    return v->mtime_sec >= f->mtime_sec;
+}
+
+/* The variant's path: the entry's key and the coding's suffix. false when
+ * it does not fit (then there is no variant). */
+static bool variant_path(const struct fc_entry *e, int c, char *out, size_t cap)
+{
+    struct span sfx = ae_coding_suffix(c);
+    if (e->key_len + sfx.n + 1 > cap)
+        return false;
+    mem_copy(out, e->key, e->key_len);
+    mem_copy(out + e->key_len, sfx.p, sfx.n);
+    out[e->key_len + sfx.n] = '\0';
+    return true;
+}
+
+/* The variant's validators and 200 fields: F's type, Last-Modified and
+ * Cache-Control, its own ETag and length, Content-Encoding, Vary. */
+static void variant_describe(struct fc_entry *e, int c)
+{
+    struct fc_variant *v = &e->var[c];
+    v->etag_len =
+        (uint8_t)etag_make_variant(span_make(e->etag, e->etag_len), ae_coding_name(c), v->st.ino,
+                                   v->st.size, v->st.mtime_sec, v->st.mtime_nsec, v->etag);
+    struct field_block *fb = &v->fields;
+    fb->n = 0;
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Type"), e->type};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Encoding"), ae_coding_name(c)};
+    if (e->has_lm)
+        fb->f[fb->n++] =
+            (struct response_field){SPAN_LIT("Last-Modified"), span_make(e->lm_text, DATE_IMF_LEN)};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("ETag"), span_make(v->etag, v->etag_len)};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Cache-Control"), e->cache_control};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Accept-Ranges"), SPAN_LIT("bytes")};
+    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Vary"), SPAN_LIT("Accept-Encoding")};
+    struct buf b = buf_make(v->head, sizeof v->head);
+    field_block_encode_h1(&b, fb);
+    PITH_ASSERT(!b.full);
+    fb->h1 = span_make(v->head, b.len);
+}
+
+/* Looks at one variant's path: records what it holds (for revalidation)
+ * and, when it may be served, takes its bytes. Opened by the resolver with
+ * F's rules, so a symlink (unless followed beneath the directory), a FIFO
+ * or anything outside is never opened for reading. */
+static void variant_fill(struct filecache *fc, struct fc_entry *e, int c)
+{
+    const struct fc_settings *s = &fc->cfg;
+    struct fc_variant *v = &e->var[c];
+    char path[FC_KEY_MAX + 8];
+    v->seen = v->used = false;
+    v->fd = -1;
+    v->body = NULL;
+    if (!variant_path(e, c, path, sizeof path))
+        return;
+    int fd = resolve_open(s->variant_dir_fd, path, s->follow_symlinks, s->resolve);
+    if (fd < 0)
+        return;
+    if (sys_fstat(fd, &v->st) < 0) {
+        sys_close(fd);
+        return;
+    }
+    v->seen = true;
+    if (sys_file_type(&v->st) != SYS_FILE_REGULAR || !not_older(&v->st, &e->st)) {
+        sys_close(fd); /* a directory, or stale: F is newer */
+        return;
+    }
+    v->fd = fd;
+    take_bytes(fc, &v->fd, v->st.size, &v->body, &v->body_class);
+    v->used = true;
+    e->has_variants = true;
+}
+
+/* Drops idle entries that hold descriptors, least recent first, until
+ * `need` more fit the budget. false when they cannot. */
+static bool fds_make_room(struct filecache *fc, uint32_t need)
+{
+    for (struct fc_entry *e = fc->lru.lru_prev;
+         e != &fc->lru && fc->fds + need > fc->cfg.entries;) {
+        struct fc_entry *prev = e->lru_prev;
+        bool holds = e->fd >= 0;
+        for (int c = 0; c < AE_CODINGS; c++)
+            holds = holds || e->var[c].fd >= 0;
+        if (e->in_use && e->refs == 0 && holds)
+            entry_drop(fc, e);
+        e = prev;
+    }
+    return fc->fds + need <= fc->cfg.entries;
+}
+
+/* The variants of a new entry, and the descriptor budget for all it holds
+ * (need: 1 when F's descriptor stays open): true when the entry may be kept
+ * (its descriptors counted), false when they do not fit (every variant's
+ * bytes given back). */
+static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t need)
+{
+    for (int c = 0; c < AE_CODINGS; c++) {
+        e->var[c].seen = e->var[c].used = false;
+        e->var[c].fd = -1;
+        e->var[c].body = NULL;
+        if (fc->cfg.precompressed) {
+            variant_fill(fc, e, c);
+            need += e->var[c].fd >= 0;
+        }
+    }
+    if (fds_make_room(fc, need)) {
+        fc->fds += need;
+        return true;
+    }
+    for (int c = 0; c < AE_CODINGS; c++) {
+        struct fc_variant *v = &e->var[c];
+        if (v->fd >= 0)
+            sys_close(v->fd);
+        v->fd = -1;
+        if (v->body)
+            block_put(fc, v->body, v->body_class);
+        v->body = NULL;
+    }
+    return false;
 }
 
 /* A miss: open beneath the root and, for a regular file, make an entry. */
@@ -261,17 +425,29 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
         return;
     }
     filecache_describe(s, e, &out->st, span_make(path, n), now_sec);
-    keep_h1(e);
     mem_copy(e->key, path, n);
     e->key_len = (uint16_t)n;
     e->hash = h;
     e->checked_ms = now_ms;
-    e->body = NULL;
     e->fd = -1;
-    if (load_body(fc, e, fd) || e->st.size == 0)
+    e->body = NULL;
+    bool in_memory = load_body(fc, fd, e->st.size, &e->body, &e->body_class) || e->st.size == 0;
+    if (!variants_fill(fc, e, !in_memory)) {
+        /* No descriptor to spare: F alone, uncached, without variants. */
+        if (e->body)
+            block_put(fc, e->body, e->body_class);
+        e->body = NULL;
+        out->fd = fd;
+        return;
+    }
+    if (in_memory)
         sys_close(fd); /* in memory: no descriptor held */
     else
         e->fd = fd;
+    for (int c = 0; c < AE_CODINGS; c++)
+        if (e->var[c].used)
+            variant_describe(e, c);
+    keep_h1(e);
     e->in_use = true;
     e->refs = 1;
     e->hnext = fc->table[h & fc->mask];
@@ -279,6 +455,27 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
     e->linked = true;
     fc->count++;
     out->entry = e;
+}
+
+/* Does each variant path hold what it held when the entry was made (the
+ * same file, or still nothing)? A variant that appeared, changed or went
+ * away makes the entry be made afresh. */
+static bool variants_unchanged(struct filecache *fc, const struct fc_entry *e)
+{
+    const struct fc_settings *s = &fc->cfg;
+    for (int c = 0; c < AE_CODINGS; c++) {
+        const struct fc_variant *v = &e->var[c];
+        char path[FC_KEY_MAX + 8];
+        struct sys_stat st;
+        if (!variant_path(e, c, path, sizeof path))
+            continue;
+        int r = resolve_stat(s->variant_dir_fd, path, s->follow_symlinks, s->resolve, &st);
+        if (r == -EMFILE || r == -ENFILE)
+            continue; /* cannot look now: keep what we have */
+        if ((r == 0) != v->seen || (r == 0 && !same_file(&st, &v->st)))
+            return false;
+    }
+    return true;
 }
 
 /* Still the same file, reached by the same rules? At most once a second per
@@ -297,9 +494,9 @@ static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms
         return true; /* cannot look now (out of descriptors): keep serving it */
     if (r < 0)
         return false;
-    if (st.ino != e->st.ino || st.dev != e->st.dev || st.size != e->st.size ||
-        st.mtime_sec != e->st.mtime_sec || st.mtime_nsec != e->st.mtime_nsec ||
-        sys_file_type(&st) != SYS_FILE_REGULAR)
+    if (!same_file(&st, &e->st) || sys_file_type(&st) != SYS_FILE_REGULAR)
+        return false;
+    if (s->precompressed && !variants_unchanged(fc, e))
         return false;
     e->checked_ms = now_ms;
     return true;

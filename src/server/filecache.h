@@ -17,10 +17,23 @@
  * Bounds: a fixed table of entries (LRU), so descriptors and memory are
  * capped; an entry in use by a response in flight is never freed under it
  * (reference count), only unlinked.
+ *
+ * Precompressed variants (issue 11): with variants on, a miss also looks
+ * for F.br, F.zst and F.gz (beside F, or at the same relative path under
+ * the mirror tree), each opened by the same resolver and rules as F. A
+ * variant is kept when it is a regular file no older than F; it gets its
+ * own bytes (memory or descriptor), size, ETag and 200 field block, and the
+ * entry remembers what each of the three paths showed (a stat, or nothing)
+ * so that revalidation covers F and its variants together: any change in
+ * any of the four drops the entry. All descriptors held by entries, F's and
+ * the variants', count against one budget of --cache-entries; when a new
+ * entry's would not fit even after idle entries are dropped, F is served
+ * uncached and without variants.
  */
 #ifndef PITH_FILECACHE_H
 #define PITH_FILECACHE_H
 
+#include "core/accept_encoding.h"
 #include "core/date.h"
 #include "core/etag.h"
 #include "core/response.h"
@@ -31,8 +44,23 @@
 #include <stdint.h>
 
 #define FC_KEY_MAX   256 /* longer paths bypass the cache */
-#define FC_HEAD_MAX  320 /* the constant head fields of one file */
+#define FC_HEAD_MAX  384 /* the constant head fields of one file (Vary included) */
+#define FC_VHEAD_MAX 512 /* those of a variant (a longer ETag, Content-Encoding) */
 #define FC_MIN_BLOCK 256
+
+/* One precompressed variant of an entry's file. */
+struct fc_variant {
+    bool seen;          /* the path held something (st) at the last look */
+    bool used;          /* served: a regular file beneath the root, no older than F */
+    struct sys_stat st; /* what the path held, for revalidation */
+    int fd;             /* -1 when the bytes are in memory (or unused) */
+    char *body;
+    uint8_t body_class;
+    uint8_t etag_len;
+    char etag[ETAG_VARIANT_MAX];
+    struct field_block fields; /* a 200's fields: F's, plus Content-Encoding and Vary */
+    char head[FC_VHEAD_MAX];   /* their HTTP/1 form */
+};
 
 struct fc_entry {
     struct fc_entry *hnext;               /* hash chain */
@@ -58,6 +86,8 @@ struct fc_entry {
     char head[FC_HEAD_MAX];    /* their HTTP/1 form, for a cached entry */
     uint16_t key_len;
     char key[FC_KEY_MAX];
+    bool has_variants; /* some variant is used: every response says Vary */
+    struct fc_variant var[AE_CODINGS];
 };
 
 struct fc_settings {
@@ -70,6 +100,8 @@ struct fc_settings {
     const char *cache_control;
     const char *const *immutable; /* globs */
     unsigned nimmutable;
+    bool precompressed; /* look for variants */
+    int variant_dir_fd; /* where their paths start: the root, or the mirror tree */
 };
 
 #define FC_CLASSES 13 /* 256 B .. 1 MiB blocks: up to --cache-max-file's maximum */
@@ -85,6 +117,7 @@ struct filecache {
     char *arena;
     uint64_t arena_used;
     char *free_blocks[FC_CLASSES]; /* singly linked through the block's first bytes */
+    uint32_t fds;                  /* descriptors entries hold (at most cfg.entries) */
     uint64_t hits, misses;
 };
 

@@ -182,6 +182,12 @@ void access_log_add(struct access_log *l, const struct access_entry *e, int64_t 
     put_quoted(&b, e->referer, 256);
     buf_put_char(&b, ' ');
     put_quoted(&b, e->user_agent, 256);
+    /* The coding of a precompressed variant, as a tenth field only then:
+     * every other line stays exactly combined format. */
+    if (e->encoding.n) {
+        buf_put_char(&b, ' ');
+        put_quoted(&b, e->encoding, 8);
+    }
     buf_put_char(&b, '\n');
     PITH_ASSERT(!b.full);
     l->len += b.len;

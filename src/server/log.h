@@ -40,6 +40,7 @@ struct access_entry {
     const struct sockaddr_storage *peer;
     int64_t now; /* seconds since the epoch */
     struct span method, target, referer, user_agent;
+    struct span encoding; /* the Content-Encoding sent, or empty */
     int minor;
     int status;
     uint64_t bytes;
@@ -48,7 +49,9 @@ struct access_entry {
 /* Opens the log (no-op when path is NULL). Returns 0 or -errno. */
 int access_log_open(struct access_log *l, const char *path);
 
-/* Appends one combined-format line; flushes first when the buffer is full. */
+/* Appends one combined-format line; flushes first when the buffer is full.
+ * A response sent with a Content-Encoding (a precompressed variant) gets
+ * one more field after the user agent, the coding quoted: ` "br"`. */
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms);
 
 /* Writes what is buffered. */

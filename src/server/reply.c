@@ -16,14 +16,16 @@
 
 #include <errno.h>
 
-void reply_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
-                 struct span extra_value, bool cacheable)
+static void small(struct worker *w, struct exchange *x, int status, const char *extra_name,
+                  struct span extra_value, bool cacheable, bool vary)
 {
     struct response r;
     response_init(&r, status);
     response_add(&r, "Content-Type", SPAN_LIT("text/html; charset=utf-8"));
     if (extra_name)
         response_add(&r, extra_name, extra_value);
+    if (vary)
+        response_add(&r, "Vary", SPAN_LIT("Accept-Encoding"));
     /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
     if (cacheable)
         response_add(&r, "Cache-Control",
@@ -37,6 +39,18 @@ void reply_small(struct worker *w, struct exchange *x, int status, const char *e
     PITH_ASSERT(!b.full);
     exchange_out_commit(x, b.len);
     exchange_body_mem(x, b.p, b.len);
+}
+
+void reply_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
+                 struct span extra_value, bool cacheable)
+{
+    small(w, x, status, extra_name, extra_value, cacheable, false);
+}
+
+void reply_small_vary(struct worker *w, struct exchange *x, int status, const char *extra_name,
+                      struct span extra_value)
+{
+    small(w, x, status, extra_name, extra_value, false, true);
 }
 
 /* The statuses whose request's end is unknown or untrusted: the connection

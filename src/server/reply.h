@@ -18,6 +18,12 @@ struct exchange;
 void reply_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
                  struct span extra_value, bool cacheable);
 
+/* The same, never cacheable, with "Vary: Accept-Encoding": the errors about a
+ * file with precompressed variants (406, 412, 416), whose answer depends on
+ * the representation Accept-Encoding selected. */
+void reply_small_vary(struct worker *w, struct exchange *x, int status, const char *extra_name,
+                      struct span extra_value);
+
 /* An error response with the small fixed HTML body. 400, 408, 414, 431 and
  * 505 (the request's framing is unknown) close the connection; 405 carries
  * Allow. */

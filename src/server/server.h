@@ -38,6 +38,9 @@ struct settings {
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
     bool quiet;       /* no informational lines on stderr (errors still) */
+    /* precompressed variants (issue 11) */
+    bool precompressed;            /* false: --precompressed off */
+    const char *precompressed_dir; /* NULL: F.br etc. beside F; else a mirror tree */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -56,6 +59,7 @@ struct server {
     int master_pid;              /* a worker whose parent is not this one exits */
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
+    int precomp_fd;              /* --precompressed DIR, opened at start; else -1 */
 };
 
 #endif

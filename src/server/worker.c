@@ -229,6 +229,8 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         .cache_control = cfg->cache_control,
         .immutable = cfg->immutable,
         .nimmutable = cfg->nimmutable,
+        .precompressed = cfg->precompressed,
+        .variant_dir_fd = srv->precomp_fd >= 0 ? srv->precomp_fd : srv->root_fd,
     };
     if (filecache_init(&w->cache, &fcs) < 0) {
         log_error("worker: cannot reserve memory for the file cache");
