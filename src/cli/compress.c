@@ -608,7 +608,8 @@ static int list_dir(int fd, char ***names)
         free(v);
         return err;
     }
-    qsort(v, n, sizeof *v, by_name);
+    if (n) /* an empty directory has no array at all */
+        qsort(v, n, sizeof *v, by_name);
     *names = v;
     return (int)n;
 }
