@@ -31,7 +31,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
-        format format-check demo bench mutate
+        format format-check demo bench bench-compress mutate
 
 all: pith
 
@@ -160,6 +160,12 @@ build/bench/donothing: bench/donothing.c
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 bench: pith build/bench/donothing
 	bench/run $(BENCH_ARGS)
+	bench/compress $(BENCH_COMPRESS_ARGS)
+
+# Precompression figures alone (issue 11): see bench/compress --help;
+# BENCH_COMPRESS_ARGS=--quick for a one-minute run.
+bench-compress: pith
+	bench/compress $(BENCH_COMPRESS_ARGS)
 
 # Mutation campaign over src/core and src/server, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
