@@ -19,7 +19,7 @@ SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
 CLI_SRC    = src/cli/config.c src/cli/main.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
-COMPRESS_SRC  = src/cli/compress.c src/cli/codec.c
+COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 FULL_LIBS  = -luring $(COMPRESS_LIBS)

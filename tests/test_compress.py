@@ -527,3 +527,35 @@ def test_file_modes_follow_the_original(tmp_path):
     assert compress(root).returncode == 0
     for s in SUFFIXES:
         assert stat.S_IMODE(os.stat(f + s).st_mode) == 0o640
+
+
+def test_sigint_finishes_the_files_in_flight_and_leaves_nothing_half_done(tmp_path):
+    root = str(tmp_path / "many")
+    files = {"f%02d.js" % i: text(60000, 500 + i) for i in range(40)}
+    for name, data in files.items():
+        write(os.path.join(root, name), data)
+    p = subprocess.Popen([PITH_BIN, "compress", "--jobs", "1", root], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stdout.readline()  # the first file is done: the run is under way
+        assert re.match(r"f00\.js: 60000 bytes; ", first), first
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert not SANITIZER_RE.search(err), err
+    assert p.returncode == 1, out + err
+    assert re.fullmatch(r"pith compress: interrupted by signal 2: the files in flight were "
+                        r"finished, the rest is not done\n", err), err
+    done = sorted({v[:-len(s)] for v in variants(root) for s in SUFFIXES if v.endswith(s)})
+    assert 1 <= len(done) < len(files), done
+    for name in done:  # every variant there is whole, and each file has all three
+        for s in SUFFIXES:
+            assert decode(os.path.join(root, name + s)) == files[name]
+    assert [f for f in os.listdir(root) if f.startswith(".")] == []
+    # The next run completes the rest.
+    q = compress("--jobs", "2", root, timeout=120)
+    assert q.returncode == 0, q.stderr
+    assert "%d files compressed, %d up to date" % (len(files) - len(done), len(done)) in q.stdout
