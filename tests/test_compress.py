@@ -381,7 +381,7 @@ def test_an_unreadable_file_fails_and_the_rest_is_done():
     """open() fails with EACCES. Root reads any file, so as root the tool
     runs as nobody (uid 65534), which then honestly cannot read a mode-000
     file; as any other user the mode alone does it."""
-    base = tempfile.mkdtemp(prefix="pith-compress-")
+    base = tempfile.mkdtemp(prefix="pith-compress-", dir="/tmp")  # reachable by nobody
     try:
         os.chmod(base, 0o755)
         root = os.path.join(base, "site")
@@ -559,3 +559,19 @@ def test_sigint_finishes_the_files_in_flight_and_leaves_nothing_half_done(tmp_pa
     q = compress("--jobs", "2", root, timeout=120)
     assert q.returncode == 0, q.stderr
     assert "%d files compressed, %d up to date" % (len(files) - len(done), len(done)) in q.stdout
+
+
+def test_a_name_too_long_for_its_variants_fails_and_the_rest_is_done(tmp_path):
+    """A file whose name leaves no room for ".br"/".zst" under NAME_MAX
+    (255 bytes) can have no variant: it is named with the reason (exit 1);
+    an honest failure that does not depend on who runs the test."""
+    root = str(tmp_path / "r")
+    long_name = "x" * 249 + ".js"  # 252 bytes: .br fits (255), .zst does not (256)
+    write(os.path.join(root, long_name), text(2000, 1))
+    write(os.path.join(root, "ok.css"), text(2000, 2))
+    p = compress(root)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stderr == ("pith compress: %s: the name of its zstd variant would be longer than "
+                        "255 bytes\n" % long_name)
+    assert variants(root) == sorted("ok.css" + s for s in SUFFIXES)
+    assert "1 file compressed" in p.stdout and "1 failed" in p.stdout

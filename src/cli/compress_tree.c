@@ -109,25 +109,25 @@ static int write_variant(struct run *r, int dirfd, const char *vname, const unsi
              atomic_fetch_add(&r->tmp_seq, 1));
     int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        *step = "cannot create a temporary file";
+        *step = "cannot create its temporary file";
         return -errno;
     }
     const struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, orig->st_mtim};
     int e = write_all(fd, p, n);
     if (e)
-        *step = "cannot write";
+        *step = "cannot write its temporary file";
     else if (geteuid() == 0 && fchown(fd, orig->st_uid, orig->st_gid) != 0)
-        e = -errno, *step = "cannot give the original's owner to"; /* readable by --user */
+        e = -errno, *step = "cannot give it the original's owner"; /* readable by --user */
     else if (fchmod(fd, orig->st_mode & 0666) != 0)
-        e = -errno, *step = "cannot set the mode of";
+        e = -errno, *step = "cannot set its mode";
     else if (futimens(fd, times) != 0)
-        e = -errno, *step = "cannot set the mtime of";
+        e = -errno, *step = "cannot set its mtime";
     else if (fsync(fd) != 0)
-        e = -errno, *step = "cannot fsync";
+        e = -errno, *step = "cannot fsync it";
     if (close(fd) != 0 && !e)
-        e = -errno, *step = "cannot close";
+        e = -errno, *step = "cannot close it";
     if (!e && renameat(dirfd, tmp, dirfd, vname) != 0)
-        e = -errno, *step = "cannot rename the temporary file to";
+        e = -errno, *step = "cannot rename the temporary file to it";
     if (e)
         unlinkat(dirfd, tmp, 0);
     return e;
@@ -190,12 +190,12 @@ static void do_codec(struct run *r, struct codec_state *cs, const struct item *i
         out->kept[c] = true;
         e = write_variant(r, it->dir->out_fd, vname, z, zlen, st, &step);
     } else if (unlinkat(it->dir->out_fd, vname, 0) != 0 && errno != ENOENT) {
-        e = -errno, step = "cannot remove the stale";
+        e = -errno, step = "cannot remove it (stale, and a new one would save under 5%)";
     }
     free(z);
     pthread_mutex_lock(&r->mu);
     if (e)
-        compress_error(r, it->dir->rel, vname, "%s it: %s", step, strerror(-e));
+        compress_error(r, it->dir->rel, vname, "%s: %s", step, strerror(-e));
     else if (out->kept[c]) {
         r->per_codec[c].files++;
         r->per_codec[c].original += n;
@@ -475,6 +475,16 @@ static void on_file(struct run *r, struct dir *d, const char *name, const struct
     pthread_mutex_unlock(&r->mu);
     if (r->counting)
         return;
+    for (int c = 0; c < CODEC_COUNT; c++) {
+        if ((todo & (1u << c)) && strlen(name) + strlen(codec_suffix(c)) > NAME_MAX) {
+            pthread_mutex_lock(&r->mu);
+            compress_error(r, d->rel, name,
+                           "the name of its %s variant would be longer than %d bytes",
+                           codec_name(c), NAME_MAX);
+            pthread_mutex_unlock(&r->mu);
+            return;
+        }
+    }
     if (r->opt.dry_run) {
         printf("would compress %s%s (", d->rel, name);
         for (int c = 0, first = 1; c < CODEC_COUNT; c++)
