@@ -18,8 +18,11 @@ CORE_SRC   = $(sort $(wildcard src/core/*.c))
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
 CLI_SRC    = src/cli/config.c src/cli/main.c
-FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC)
-FULL_LIBS  = -luring
+# `pith compress` (issue 11): the subcommand and its codecs; full build only.
+COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
+COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
+FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
+FULL_LIBS  = -luring $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -28,7 +31,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
-        format format-check demo bench mutate
+        format format-check demo bench bench-compress mutate
 
 all: pith
 
@@ -162,6 +165,12 @@ build/bench/donothing: bench/donothing.c
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 bench: pith build/bench/donothing
 	bench/run $(BENCH_ARGS)
+	bench/compress $(BENCH_COMPRESS_ARGS)
+
+# Precompression figures alone (issue 11): see bench/compress --help;
+# BENCH_COMPRESS_ARGS=--quick for a one-minute run.
+bench-compress: pith
+	bench/compress $(BENCH_COMPRESS_ARGS)
 
 # Mutation campaign over src/core and src/server, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report

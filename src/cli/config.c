@@ -14,6 +14,8 @@
 
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
+    "       pith compress [OPTIONS] ROOT   write .br/.zst/.gz variants of the files under\n"
+    "                                      ROOT (full build; pith compress --help)\n"
     "Serve the files under ROOT (default: the current directory) over HTTP/1.1.\n"
     "\n"
     "Options (ranges in brackets):\n"

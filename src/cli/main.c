@@ -6,6 +6,7 @@
  * worker exists, with a one-line message and the documented exit code:
  * 0 success, 1 runtime failure (missing root, busy port), 2 bad usage.
  */
+#include "cli/compress.h"
 #include "cli/config.h"
 #include "core/bytes.h"
 #include "server/log.h"
@@ -285,6 +286,10 @@ int main(int argc, char **argv)
     static struct config cfg;
     static struct server srv; /* large (paths); lives for the whole run */
     char reason[256];
+    /* `pith compress ...` is its own tool (a ROOT named "compress" is
+     * served with `pith ./compress` or `pith -- compress`). */
+    if (argc > 1 && strcmp(argv[1], "compress") == 0)
+        return compress_main(argc - 1, argv + 1);
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
     case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
