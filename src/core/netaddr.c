@@ -149,3 +149,11 @@ bool net_cidr_match(const struct net_cidr *c, const struct net_addr *a)
     unsigned mask = (0xffu << (8 - rest)) & 0xffu;
     return ((c->a.b[whole] ^ a->b[whole]) & mask) == 0;
 }
+
+bool net_cidr_any(const struct net_cidr *list, size_t n, const struct net_addr *a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (net_cidr_match(&list[i], a))
+            return true;
+    return false;
+}

@@ -43,5 +43,7 @@ void net_addr_from_v4(struct net_addr *out, const unsigned char v4[4]);
 #define NET_CIDR_HOST_BITS (-2)
 int net_cidr_parse(struct span s, struct net_cidr *out);
 bool net_cidr_match(const struct net_cidr *c, const struct net_addr *a);
+/* True when a lies in one of list[0..n). */
+bool net_cidr_any(const struct net_cidr *list, size_t n, const struct net_addr *a);
 
 #endif
