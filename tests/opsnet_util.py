@@ -108,3 +108,13 @@ def closed_without_answer(conn, timeout=5.0):
     except socket.timeout:
         return False
     return rest == b"" and conn.received == 0
+
+
+def wait_healthy(port, timeout=5.0):
+    """/healthz is 503 until a worker is up: polls until it says 200."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = status_get(port, "/healthz")
+        if r.status == 200 or time.monotonic() > deadline:
+            return r
+        time.sleep(0.05)

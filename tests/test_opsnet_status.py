@@ -15,7 +15,7 @@ import pytest
 
 import http_raw
 from conftest import PITH_BIN, listening_ports
-from opsnet_util import metrics, status_get, status_port, wait_metric
+from opsnet_util import metrics, status_get, status_port, wait_healthy, wait_metric
 
 
 def serving_workers(s):
@@ -93,7 +93,7 @@ def test_counters_survive_a_worker_restart(pith):
 def test_healthz_503_while_draining(pith):
     s = pith("--status", "127.0.0.1:0", "--grace", "10")
     sp = status_port(s)
-    r = status_get(sp, "/healthz")
+    r = wait_healthy(sp)
     assert r.status == 200 and r.body == b"ok\n"
     # A request in flight (a head not yet complete) keeps the worker draining.
     held = s.conn()
@@ -120,6 +120,7 @@ def test_healthz_503_while_draining(pith):
 def test_status_requests_are_parsed_strictly(pith):
     s = pith("--status", "127.0.0.1:0")
     sp = status_port(s)
+    assert wait_healthy(sp).status == 200
     assert status_get(sp, "/healthz", method="HEAD").body == b""
     assert status_get(sp, "/metrics?x=1").status == 200
     assert status_get(sp, "/").status == 404
