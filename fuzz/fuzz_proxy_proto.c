@@ -6,7 +6,9 @@
  * (never a verdict) for every shorter prefix of a header, so a header split
  * across reads parses the same; MISSING exactly when the bytes cannot start
  * a signature. The input is libFuzzer's own exact-size buffer, so ASan sees
- * a read past n. net_addr_parse and net_cidr_parse run on the same bytes.
+ * a read past n. net_addr_parse and net_cidr_parse run on the same bytes,
+ * and realip_pick on them as an X-Forwarded-For value from a trusted peer:
+ * a client it names is an untrusted address unless every hop was trusted.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "core/netaddr.h"
 #include "core/proxy_proto.h"
+#include "core/realip.h"
 
 _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
 {
@@ -71,6 +74,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (net_cidr_parse((struct span){p, size}, &c) == 0) {
         require(c.bits <= 128, "a prefix length within 128");
         require(net_cidr_match(&c, &c.a), "a prefix matches its own network");
+    }
+    struct net_cidr trusted[2];
+    net_cidr_parse((struct span){"10.0.0.0/8", 10}, &trusted[0]);
+    net_cidr_parse((struct span){"2001:db8::/32", 13}, &trusted[1]);
+    struct net_addr peer, client;
+    net_addr_parse((struct span){"10.0.0.1", 8}, &peer, NULL);
+    struct http_field f = {{"X-Forwarded-For", 15}, {p, size}};
+    enum realip_verdict v = realip_pick(&f, 1, f.name, trusted, 2, &peer, &client);
+    require(v == REALIP_NONE || v == REALIP_FOUND || v == REALIP_BAD, "a known verdict");
+    if (v == REALIP_FOUND && net_cidr_any(trusted, 2, &client)) {
+        /* All trusted: then no element parsed as untrusted. */
+        struct net_addr a;
+        for (size_t i = 0, start = 0; i <= size; i++)
+            if (i == size || p[i] == ',') {
+                size_t s0 = start, e = i;
+                while (s0 < e && (p[s0] == ' ' || p[s0] == '\t'))
+                    s0++;
+                while (e > s0 && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+                    e--;
+                require(net_addr_parse((struct span){p + s0, e - s0}, &a, NULL) &&
+                            net_cidr_any(trusted, 2, &a),
+                        "a trusted client only when every hop is trusted");
+                start = i + 1;
+            }
     }
     return 0;
 }

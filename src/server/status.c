@@ -16,7 +16,8 @@
  * It drops to --user like the workers, takes at most STATUS_CONNS
  * connections at a time, gives each STATUS_DEADLINE_MS in all, parses
  * requests with the same strict parser as the public port (no Host needed:
- * health checkers often send none), answers once and closes.
+ * health checkers often send none), answers once and closes. Its answers
+ * are not in the access log (a scrape every few seconds would drown it).
  */
 #include "server/status.h"
 
@@ -310,6 +311,7 @@ int status_run(const struct server *srv)
     for (unsigned i = 0; i < srv->nlisten; i++)
         if (srv->listen_fds[i] >= 0)
             sys_close(srv->listen_fds[i]);
+    sys_close(srv->root_fd); /* it serves no file */
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;
