@@ -107,15 +107,15 @@ def test_three_instances_behind_haproxy(pith, tmp_path):
             c.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert http_raw.Conn(0, sock=c).read_response().status == 200
 
-        load = subprocess.Popen([h2load, "--h1", "-c", "4", "-D", "7", "-t", "1",
+        load = subprocess.Popen([h2load, "--h1", "-c", "4", "-D", "5", "-t", "1",
                                  "http://127.0.0.1:%d/index.html" % fe],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         victim, victim_log = inst[1]
         before = len(read_lines(victim_log))
-        time.sleep(1.5)
+        time.sleep(1.0)
         victim.stopping = True
         victim._kill_all()  # SIGKILL, master and worker: requests in flight die with it
-        time.sleep(2.0)
+        time.sleep(1.5)
         again, again_log = start_instance(pith, tmp_path, 11, port=str(victim.port),
                                           status="127.0.0.1:%d" % sports[1])
         out, _ = load.communicate(timeout=30)

@@ -108,8 +108,13 @@ def test_healthz_503_while_draining(pith):
         time.sleep(0.05)
     assert r.status == 503 and r.body == b"draining\n"
     assert metrics(sp)["pith_draining"] == 1
-    # The public port no longer takes connections while the status port answers.
-    assert http_raw.connect_error(s.port) is not None
+    # The public port stops taking connections (once the worker has seen its
+    # SIGTERM, just after the master's flag) while the status port answers.
+    deadline = time.monotonic() + 5
+    while http_raw.connect_error(s.port) is None:
+        assert time.monotonic() < deadline, "the public port still accepts while draining"
+        time.sleep(0.05)
+    assert status_get(sp, "/healthz").status == 503
     held.send(b"\r\n")
     assert held.read_response().status == 200
     held.close()

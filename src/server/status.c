@@ -35,7 +35,7 @@
 #define STATUS_CONNS       16
 #define STATUS_IN          4096
 #define STATUS_OUT         (16 * 1024)
-#define STATUS_DEADLINE_MS 5000
+#define STATUS_DEADLINE_MS 3000
 #define TAG_LISTEN         ((uint64_t)STATUS_CONNS)
 #define TAG_SIGNAL         ((uint64_t)STATUS_CONNS + 1)
 
