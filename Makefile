@@ -31,7 +31,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
-        format format-check demo bench bench-compress mutate
+        format format-check demo bench bench-compress bench-stats mutate
 
 all: pith
 
@@ -161,6 +161,14 @@ demo:
 build/bench/donothing: bench/donothing.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+# What the --status counters cost per request (ns), the real stats_request()
+# linked from the full build's objects; a figure, never pass/fail.
+build/bench/stats_cost: bench/stats_cost.c $(filter-out build/full/cli/%,$(FULL_OBJ))
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
+bench-stats: build/bench/stats_cost
+	build/bench/stats_cost
 
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 bench: pith build/bench/donothing

@@ -10,6 +10,7 @@
 #include "core/bytes.h"
 #include "core/core.h"
 #include "core/glob.h"
+#include "core/netaddr.h"
 #include "server/server.h"
 
 static const char usage[] =
@@ -50,6 +51,16 @@ static const char usage[] =
     "                            or never (off)\n"
     "      --log FILE|-          access log in combined format, UTC ('-' = stdout;\n"
     "                            default: off)\n"
+    "      --log-format F        access-log lines: combined (default; GoAccess reads it)\n"
+    "                            or json (one object per line, with the duration in us)\n"
+    "      --proxy-protocol      every connection starts with a PROXY protocol v1 or v2\n"
+    "                            header from a --trusted-proxy (else closed, or 400)\n"
+    "      --trusted-proxy CIDR  a load balancer's address or network, IPv4 or IPv6\n"
+    "                            (repeatable, up to 32; e.g. 10.0.0.0/8, ::1)\n"
+    "      --real-ip-header NAME from a trusted proxy, the client is the right-most\n"
+    "                            untrusted address of this list header (X-Forwarded-For)\n"
+    "      --status ADDR:PORT    a separate listener for GET /metrics (Prometheus) and\n"
+    "                            /healthz (200, or 503 while draining); off by default\n"
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
     "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
@@ -104,6 +115,11 @@ enum kind {
     K_HELP,
     K_VERSION,
     K_PRECOMPRESSED,
+    K_PROXY_PROTOCOL, /* issue 13: load balancers, status, log format */
+    K_TRUSTED_PROXY,
+    K_REAL_IP_HEADER,
+    K_LOG_FORMAT,
+    K_STATUS,
 };
 
 struct option {
@@ -140,6 +156,11 @@ static const struct option options[] = {
     {"help", 'h', false, K_HELP},
     {"version", 'V', false, K_VERSION},
     {"precompressed", 0, true, K_PRECOMPRESSED},
+    {"proxy-protocol", 0, false, K_PROXY_PROTOCOL},
+    {"trusted-proxy", 0, true, K_TRUSTED_PROXY},
+    {"real-ip-header", 0, true, K_REAL_IP_HEADER},
+    {"log-format", 0, true, K_LOG_FORMAT},
+    {"status", 0, true, K_STATUS},
 };
 
 struct parser {
@@ -196,6 +217,95 @@ static bool nonempty(struct parser *ps, const char *flag, const char *value)
         return true;
     fail(ps, "--", flag, ": the value is empty");
     return false;
+}
+
+/* ---- load balancers, status, log format (issue 13) ---------------------------- */
+
+static bool is_token(const char *v)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    for (const char *p = v; *p; p++)
+        if (!(ascii_is_digit(*p) || (ascii_lower(*p) >= 'a' && ascii_lower(*p) <= 'z') ||
+              mem_find(tchar, sizeof tchar - 1, *p) < sizeof tchar - 1))
+            return false;
+    return v[0] != '\0';
+}
+
+/* "127.0.0.1:9100" or "[::1]:9100": an address, a colon, a port. The
+ * address itself is checked where it is bound (main.c). */
+static bool status_addr_valid(const char *v)
+{
+    size_t n = cstr_len(v), colon = n;
+    while (colon > 0 && v[colon - 1] != ':')
+        colon--;
+    uint64_t port;
+    if (colon < 2 || !u64_parse(span_make(v + colon, n - colon), &port) || port > 65535)
+        return false;
+    /* An IPv6 address needs its brackets, or its last group is the port. */
+    return v[0] == '[' ? v[colon - 2] == ']' : mem_find(v, colon - 1, ':') == colon - 1;
+}
+
+static enum config_verdict apply_opsnet_flag(struct parser *ps, const struct option *o,
+                                             const char *v)
+{
+    struct config *c = ps->cfg;
+    struct net_cidr cidr;
+    switch (o->kind) {
+    case K_PROXY_PROTOCOL: c->proxy_protocol = true; break;
+    case K_TRUSTED_PROXY: {
+        int r = net_cidr_parse(span_make(v, cstr_len(v)), &cidr);
+        if (r == NET_CIDR_HOST_BITS)
+            return fail(ps, "--trusted-proxy: '", v, "' has bits set past its prefix length");
+        if (r < 0)
+            return fail(ps, "--trusted-proxy: '", v, "' is not an IP address or CIDR prefix");
+        if (c->ntrusted == CONFIG_TRUSTED_MAX)
+            return fail(ps, "--trusted-proxy: more than 32 prefixes", "", "");
+        c->trusted[c->ntrusted++] = v;
+        break;
+    }
+    case K_REAL_IP_HEADER:
+        if (!is_token(v))
+            return fail(ps, "--real-ip-header: '", v, "' is not a header field name");
+        c->real_ip_header = v;
+        break;
+    case K_LOG_FORMAT:
+        if (!span_eq_cstr(span_make(v, cstr_len(v)), "combined") &&
+            !span_eq_cstr(span_make(v, cstr_len(v)), "json"))
+            return fail(ps, "--log-format: '", v, "' is not one of combined, json");
+        c->log_format = v;
+        break;
+    case K_STATUS:
+        if (!status_addr_valid(v))
+            return fail(ps, "--status: '", v,
+                        "' is not ADDR:PORT (e.g. 127.0.0.1:9100 or [::1]:9100)");
+        c->status = v;
+        break;
+    default: break;
+    }
+    return CONFIG_RUN;
+}
+
+/* What only makes sense together. */
+static enum config_verdict check_opsnet(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    if (c->proxy_protocol && !c->ntrusted)
+        return fail(ps, "--proxy-protocol needs at least one --trusted-proxy", "", "");
+    if (c->real_ip_header && !c->ntrusted)
+        return fail(ps, "--real-ip-header needs at least one --trusted-proxy", "", "");
+    return CONFIG_RUN;
+}
+
+static void opsnet_settings(const struct config *cfg, struct settings *out)
+{
+    out->proxy_protocol = cfg->proxy_protocol;
+    for (unsigned i = 0; i < cfg->ntrusted; i++)
+        net_cidr_parse(span_make(cfg->trusted[i], cstr_len(cfg->trusted[i])), &out->trusted[i]);
+    out->ntrusted = cfg->ntrusted;
+    if (cfg->real_ip_header)
+        out->real_ip_header = span_make(cfg->real_ip_header, cstr_len(cfg->real_ip_header));
+    out->log_json = cfg->log_format && cfg->log_format[0] == 'j';
+    out->status = cfg->status;
 }
 
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
@@ -255,6 +365,11 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_PRECOMPRESSED: ok = nonempty(ps, o->name, v) && (c->precompressed = v); break;
     case K_HELP: return CONFIG_HELP;
     case K_VERSION: return CONFIG_VERSION;
+    case K_PROXY_PROTOCOL:
+    case K_TRUSTED_PROXY:
+    case K_REAL_IP_HEADER:
+    case K_LOG_FORMAT:
+    case K_STATUS: return apply_opsnet_flag(ps, o, v);
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -351,6 +466,8 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
             ps.have_root = true;
         }
     }
+    if (v == CONFIG_RUN)
+        v = check_opsnet(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -359,6 +476,8 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
 _Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
+_Static_assert(CONFIG_TRUSTED_MAX == SETTINGS_TRUSTED_MAX,
+               "--trusted-proxy's bound is the server's");
 
 void settings_from_config(const struct config *cfg, struct settings *out)
 {
@@ -388,6 +507,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
                span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
     out->precompressed = !off;
     out->precompressed_dir = off ? NULL : cfg->precompressed;
+    opsnet_settings(cfg, out);
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
         buf_put_cstr(&b, "no-cache");

@@ -14,6 +14,7 @@
 
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
+#define CONFIG_TRUSTED_MAX   32
 
 enum config_io {
     CONFIG_IO_AUTO, /* io_uring when the kernel allows it, else epoll */
@@ -45,6 +46,13 @@ struct config {
     bool quiet;
     /* precompressed variants (issue 11) */
     const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
+    /* Load balancers, status and log format (issue 13). */
+    bool proxy_protocol;
+    const char *trusted[CONFIG_TRUSTED_MAX]; /* CIDR texts, checked when parsed */
+    unsigned ntrusted;
+    const char *real_ip_header;
+    const char *log_format; /* "combined" (default) or "json" */
+    const char *status;     /* ADDR:PORT */
 };
 
 enum config_verdict {

@@ -13,6 +13,7 @@
 #include "server/master.h"
 #include "server/pool.h"
 #include "server/server.h"
+#include "server/stats.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 
@@ -179,6 +180,51 @@ static int open_precompressed(const struct settings *set, struct server *s)
     return 0;
 }
 
+/* --status ADDR:PORT: its own listener (never SO_REUSEPORT, never the
+ * public port), and the shared counters every worker adds to, which exist
+ * with or without it (so the hot path has no branch). */
+static int prepare_status(const struct config *cfg, struct server *s)
+{
+    s->status_fd = -1;
+    s->stats = stats_create(sys_now_real());
+    if (!s->stats)
+        return fail("cannot map the shared counters", "", -ENOMEM);
+    if (!cfg->status)
+        return 0;
+    char host[128];
+    const char *colon = strrchr(cfg->status, ':');
+    size_t n = (size_t)(colon - cfg->status);
+    snprintf(host, sizeof host, "%.*s", (int)n, cfg->status);
+    unsigned port = (unsigned)atoi(colon + 1);
+    struct sockaddr_storage addr;
+    socklen_t len;
+    if (sys_parse_addr(host, port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --status: '%s' is not a numeric IPv4 or IPv6 address\n", host);
+        return 2;
+    }
+    int public_port = sys_local_port(s->listen_fds[0]);
+    if (port != 0 && (int)port == public_port) {
+        fprintf(stderr, "pith: --status: port %u is the public port; give it a port of its own\n",
+                port);
+        return 2;
+    }
+    int fd = sys_listen_tcp(&addr, len, 64, false);
+    if (fd < 0) {
+        if (fd == -EADDRINUSE)
+            fprintf(stderr, "pith: --status: port %u is already in use on %s\n", port, host);
+        else
+            fprintf(stderr, "pith: --status: cannot listen on %s port %u: %s\n", host, port,
+                    strerrordesc_np(-fd));
+        return 1;
+    }
+    s->status_fd = fd;
+    char text[80];
+    sys_parse_addr(host, (unsigned)sys_local_port(fd), &addr, &len);
+    sys_addr_text(&addr, text, sizeof text);
+    snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
+    return 0;
+}
+
 static int prepare(const struct config *cfg, struct server *s)
 {
     int r = open_root(cfg, s);
@@ -190,6 +236,8 @@ static int prepare(const struct config *cfg, struct server *s)
         r = check_reservations(&s->set);
     if (!r)
         r = bind_listeners(cfg, s);
+    if (!r)
+        r = prepare_status(cfg, s);
     return r;
 }
 
@@ -227,6 +275,8 @@ static void print_start_line(const struct config *cfg, const struct server *s)
     fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s)\n", PITH_VERSION, s->root_path,
             s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
             resolve_method_name(s->resolve));
+    if (s->status_fd >= 0)
+        fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
 }
 

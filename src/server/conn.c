@@ -19,8 +19,10 @@
 
 #include "core/bytes.h"
 #include "core/http_parse.h"
+#include "server/client.h"
 #include "server/handler.h"
 #include "server/reply.h"
+#include "server/stats.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -79,11 +81,12 @@ _Static_assert(sizeof(struct exchange) <= POOL_EXCH_SIZE, "an exchange fits its 
 
 static void request_begin(struct worker *w, struct conn *c)
 {
-    (void)w;
     PITH_ASSERT(c->slot != NULL && (!c->x || !c->x->active));
     c->x = (struct exchange *)(void *)(c->slot + POOL_IN_SIZE);
     char *out = c->slot + POOL_IN_SIZE + POOL_EXCH_SIZE, *scratch = out + POOL_OUT_SIZE;
     exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
+    if (w->set->log_json && w->log.fd >= 0)
+        c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
 }
 
 /* The access-log line of the exchange, once: only a response that was
@@ -93,11 +96,15 @@ static void log_exchange(struct worker *w, struct conn *c)
     struct exchange *x = c->x;
     if (!x || !x->active || x->status == 0)
         return;
+    stats_request(w, x->status, x->method, x->head_sent + x->body_sent);
     if (w->log.fd >= 0) {
         if (c->peer.ss_family == AF_UNSPEC)
             sys_peer_addr(c->fd, &c->peer); /* io_uring accepts do not report it */
+        struct sockaddr_storage real;
+        if (x->client_set)
+            client_addr_to(&x->client, 0, &real);
         struct access_entry e = {
-            .peer = &c->peer,
+            .peer = x->client_set ? &real : &c->peer,
             .now = w->now_sec,
             .method = x->method,
             .target = x->target,
@@ -107,6 +114,7 @@ static void log_exchange(struct worker *w, struct conn *c)
             .encoding = x->encoding,
             .status = x->status,
             .bytes = x->body_sent,
+            .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
         };
         access_log_add(&w->log, &e, w->now_ms);
     }
@@ -131,6 +139,7 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->in_len = c->head_len = 0;
     c->x = NULL;
     c->timed_out = false;
+    c->proxy_pending = w->set->proxy_protocol;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -145,7 +154,9 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
     if (c->state == CONN_CLOSING || c->state == CONN_FREE)
         return;
     /* A lingering close counts for what started it. */
-    w->closes[c->state == CONN_LINGER ? c->linger_why : why]++;
+    enum close_reason counted = c->state == CONN_LINGER ? c->linger_why : why;
+    w->closes[counted]++;
+    stats_add(&w->stats->closes[counted], 1);
     log_exchange(w, c);
     timer_cancel(&w->wheel, &c->timer);
     c->state = CONN_CLOSING;
@@ -319,7 +330,18 @@ static void start_response(struct worker *w, struct conn *c)
 static void process_input(struct worker *w, struct conn *c)
 {
     do {
-        long r = http_parse_request(conn_in(c), c->in_len, &w->req);
+        bool missing = false; /* no PROXY header where one is required: a 400 */
+        if (unlikely(c->proxy_pending)) {
+            enum client_step step = client_proxy_header(w, c);
+            missing = step == CLIENT_MISSING;
+            if (step == CLIENT_CLOSED)
+                return;
+            if (step == CLIENT_WAIT || (step == CLIENT_READY && c->in_len == 0)) {
+                w->loop->want_read(w, c);
+                return;
+            }
+        }
+        long r = missing ? -400 : http_parse_request(conn_in(c), c->in_len, &w->req);
         if (r == HTTP_PARSE_AGAIN) {
             if (c->in_len < POOL_IN_SIZE) {
                 w->loop->want_read(w, c);
@@ -335,6 +357,7 @@ static void process_input(struct worker *w, struct conn *c)
             reply_error(w, c->x, (int)-r);
         } else {
             c->head_len = (uint32_t)r;
+            client_real_ip(w, c, c->x, &w->req);
             handler_request(w, c->x, &w->req);
         }
         start_response(w, c);
@@ -421,7 +444,9 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 
 void conn_on_timeout(struct worker *w, struct conn *c)
 {
-    if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out) {
+    /* A PROXY header that did not arrive whole is no HTTP request to
+     * answer with a 408: the connection just closes. */
+    if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out && !c->proxy_pending) {
         /* A head that did not arrive in time (slowloris): say so, then
          * close, as a fresh exchange of its own with no request line. */
         c->timed_out = true;

@@ -36,7 +36,8 @@ enum conn_state {
     X(CLOSE_DONE, "done")         /* the response ended the connection */                          \
     X(CLOSE_TIMEOUT, "timeout")   /* header, keep-alive or send timeout */                         \
     X(CLOSE_SHUTDOWN, "shutdown") /* the worker is draining */                                     \
-    X(CLOSE_OVERFLOW, "overflow") /* pipelined input beyond what may be held */
+    X(CLOSE_OVERFLOW, "overflow") /* pipelined input beyond what may be held */                    \
+    X(CLOSE_PROXY, "proxy")       /* a PROXY header untrusted or malformed (client.c) */
 
 #define CLOSE_ENUM(name, text) name,
 enum close_reason { CLOSE_REASON_LIST(CLOSE_ENUM) CLOSE_REASONS };
@@ -58,6 +59,7 @@ struct conn {
     int64_t head_started_ms;      /* when the current head's deadline started (0: idle) */
     enum close_reason linger_why; /* why the lingering close began (counted at its end) */
     bool timed_out;               /* the header deadline passed: a 408 is on its way */
+    bool proxy_pending;           /* --proxy-protocol: the PROXY header is still to come */
     struct sockaddr_storage peer;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };

@@ -32,6 +32,8 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->entry = NULL;
     x->fd = -1;
     x->head_sent = x->body_sent = 0;
+    x->client_set = false;
+    x->started_us = 0;
 }
 
 void exchange_reply(struct worker *w, struct exchange *x, struct response *r)

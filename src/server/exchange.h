@@ -15,6 +15,7 @@
 #define PITH_EXCHANGE_H
 
 #include "core/core.h"
+#include "core/netaddr.h"
 #include "core/response.h"
 #include "server/outq.h"
 
@@ -50,6 +51,12 @@ struct exchange {
     int fd;                        /* a descriptor the exchange owns, or -1 */
     uint64_t head_sent, body_sent;
     struct iovec iov[OUTQ_SEGS]; /* the send in flight (io_uring reads it until done) */
+    /* Issue 13: the client a trusted proxy's real-IP header named (logged
+     * instead of the peer), and when the head was complete (--log-format
+     * json's duration; 0 when not measured). */
+    bool client_set;
+    struct net_addr client;
+    int64_t started_us;
 };
 
 /* Starts an exchange (resetting every field) with out_cap bytes at out for

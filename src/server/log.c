@@ -72,9 +72,10 @@ void log_error_errno(const char *what, const char *path, int err)
 
 /* ---- access log ------------------------------------------------------------------ */
 
-int access_log_open(struct access_log *l, const char *path)
+int access_log_open(struct access_log *l, const char *path, bool json)
 {
     l->path = path;
+    l->json = json;
     l->fd = -1;
     l->len = 0;
     l->failed_reported = false;
@@ -149,6 +150,53 @@ static void put_quoted(struct buf *b, struct span s, size_t max)
     buf_put_char(b, '"');
 }
 
+/* ---- --log-format json ------------------------------------------------------------ */
+
+/* A JSON string, or null for a field that is absent. Bounded like the
+ * combined fields (6 bytes per escaped byte at most). */
+static void json_string(struct buf *b, struct span s, size_t max)
+{
+    if (!s.p) {
+        buf_put_cstr(b, "null");
+        return;
+    }
+    buf_put_char(b, '"');
+    escape_json(b, bounded(s, max));
+    buf_put_char(b, '"');
+}
+
+static void json_line(struct buf *b, const struct access_entry *e)
+{
+    char addr[64], iso[DATE_ISO_LEN];
+    buf_put_cstr(b, "{\"time\":\"");
+    buf_put(b, iso, date_format_iso(e->now, iso));
+    buf_put_cstr(b, "\",\"remote_addr\":\"");
+    buf_put(b, addr, log_format_addr(e->peer, addr, sizeof addr));
+    buf_put_cstr(b, "\",\"method\":");
+    json_string(b, e->method, 32);
+    buf_put_cstr(b, ",\"target\":");
+    json_string(b, e->target, 1024);
+    buf_put_cstr(b, ",\"protocol\":");
+    buf_put_cstr(b, !e->method.p ? "null" : e->minor ? "\"HTTP/1.1\"" : "\"HTTP/1.0\"");
+    buf_put_cstr(b, ",\"status\":");
+    buf_put_u64(b, (uint64_t)e->status);
+    buf_put_cstr(b, ",\"bytes\":");
+    buf_put_u64(b, e->bytes);
+    buf_put_cstr(b, ",\"referer\":");
+    json_string(b, e->referer, 256);
+    buf_put_cstr(b, ",\"user_agent\":");
+    json_string(b, e->user_agent, 256);
+    buf_put_cstr(b, ",\"duration_us\":");
+    if (e->duration_us >= 0)
+        buf_put_u64(b, (uint64_t)e->duration_us);
+    else
+        buf_put_cstr(b, "null");
+    buf_put_cstr(b, ",\"encoding\":");
+    json_string(b, e->encoding.n ? e->encoding : (struct span){NULL, 0}, 32);
+    /* TLS (its own branch): ",\"tls\":" and the version, or null. */
+    buf_put_cstr(b, "}\n");
+}
+
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms)
 {
     if (l->fd < 0)
@@ -158,6 +206,12 @@ void access_log_add(struct access_log *l, const struct access_entry *e, int64_t 
     if (l->len == 0)
         l->first_pending_ms = now_ms;
     struct buf b = buf_make(l->buf + l->len, LOG_LINE_MAX);
+    if (l->json) {
+        json_line(&b, e);
+        PITH_ASSERT(!b.full);
+        l->len += b.len;
+        return;
+    }
     char addr[64], date[DATE_CLF_LEN];
     buf_put(&b, addr, log_format_addr(e->peer, addr, sizeof addr));
     buf_put_cstr(&b, " - - [");

@@ -29,6 +29,7 @@ void log_error3(const char *a, const char *b, const char *c);
 
 struct access_log {
     const char *path; /* NULL: off; "-": stdout */
+    bool json;        /* one JSON object per line instead of combined */
     int fd;
     size_t len;
     int64_t first_pending_ms; /* when the oldest unflushed line was added */
@@ -40,18 +41,25 @@ struct access_entry {
     const struct sockaddr_storage *peer;
     int64_t now; /* seconds since the epoch */
     struct span method, target, referer, user_agent;
-    struct span encoding; /* the Content-Encoding sent, or empty */
+    struct span encoding; /* the Content-Encoding sent (a precompressed variant); empty: identity */
     int minor;
     int status;
     uint64_t bytes;
+    /* --log-format json only: */
+    int64_t duration_us; /* head complete -> last byte handed to the kernel; -1: unknown */
 };
 
-/* Opens the log (no-op when path is NULL). Returns 0 or -errno. */
-int access_log_open(struct access_log *l, const char *path);
+/* Opens the log (no-op when path is NULL), writing combined lines, or JSON
+ * ones with `json`. Returns 0 or -errno. */
+int access_log_open(struct access_log *l, const char *path, bool json);
 
-/* Appends one combined-format line; flushes first when the buffer is full.
- * A response sent with a Content-Encoding (a precompressed variant) gets
- * one more field after the user agent, the coding quoted: ` "br"`. */
+/* Appends one line (combined or JSON); flushes first when the buffer is full.
+ *
+ * JSON: {"time":"2026-11-30T02:28:14Z","remote_addr":"192.0.2.7","method":"GET",
+ * "target":"/a","protocol":"HTTP/1.1","status":200,"bytes":160,"referer":null,
+ * "user_agent":"curl/8","duration_us":412,"encoding":null}; fields of a
+ * request without a request line are null. Strings are exact JSON: '"', '\\'
+ * and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms);
 
 /* Writes what is buffered. */

@@ -27,6 +27,8 @@
 
 #include "core/bytes.h"
 #include "server/log.h"
+#include "server/stats.h"
+#include "server/status.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
@@ -51,7 +53,42 @@ struct master {
     struct slot slots[SETTINGS_WORKERS_MAX];
     bool stopping;
     int64_t kill_at;
+    int status_pid;            /* the --status process; 0: none running */
+    int64_t status_restart_at; /* ms; 0: none scheduled */
+    bool status_stop_sent;
 };
+
+/* ---- the --status process (status.c): started after the workers, restarted
+ * a second after it dies, stopped once the workers are gone ---------------- */
+
+static void start_status(struct master *m)
+{
+    m->status_restart_at = 0;
+    if (m->srv->status_fd < 0)
+        return;
+    int pid = sys_fork();
+    if (pid == 0)
+        sys_exit(status_run(m->srv));
+    if (pid < 0) {
+        log_error_errno("start the status process", NULL, pid);
+        m->status_restart_at = sys_now_ms() + 1000;
+        return;
+    }
+    m->status_pid = pid;
+}
+
+/* True when pid was the status process (then handled). */
+static bool status_died(struct master *m, int pid)
+{
+    if (pid != m->status_pid)
+        return false;
+    m->status_pid = 0;
+    if (!m->stopping) {
+        log_error("the status process died; starting a new one in 1 s");
+        m->status_restart_at = sys_now_ms() + 1000;
+    }
+    return true;
+}
 
 /* A fresh listener for worker i, in the reuseport group of the others. */
 static int reopen_listener(struct master *m, unsigned i)
@@ -129,8 +166,12 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
 {
     struct slot *s = &m->slots[i];
     s->pid = 0;
+    /* Its connections are gone; it can no longer say so itself. */
+    stats_set(&m->srv->stats->w[i].open_conns, 0);
+    stats_set(&m->srv->stats->w[i].up, 0);
     if (m->stopping)
         return;
+    stats_add(&m->srv->stats->restarts, 1);
     int64_t now = sys_now_ms();
     int64_t delay = restart_delay(s, now);
     report_exit(i, pid, status, delay);
@@ -146,7 +187,7 @@ static void reap(struct master *m)
 {
     int status, pid;
     while ((pid = sys_waitpid_any(&status)) > 0)
-        for (unsigned i = 0; i < m->srv->nlisten; i++)
+        for (unsigned i = 0; i < m->srv->nlisten && !status_died(m, pid); i++)
             if (m->slots[i].pid == pid)
                 worker_died(m, i, pid, status);
 }
@@ -169,6 +210,7 @@ static bool any_running(const struct master *m)
 static void begin_stop(struct master *m)
 {
     m->stopping = true;
+    stats_set(&m->srv->stats->draining, 1); /* /healthz answers 503 from now */
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse. */
     for (unsigned i = 0; i < m->srv->nlisten; i++)
@@ -225,6 +267,8 @@ static void restart_due(struct master *m)
         if (s->pid == 0 && s->restart_at && now >= s->restart_at)
             start_worker(m, i);
     }
+    if (m->status_restart_at && now >= m->status_restart_at)
+        start_status(m);
 }
 
 /* How long to wait for a signal: until the next restart is due, at most
@@ -246,16 +290,26 @@ int master_run(struct server *srv)
     srv->master_pid = sys_getpid();
     for (unsigned i = 0; i < srv->nlisten; i++)
         start_worker(&m, i);
+    start_status(&m);
     for (;;) {
         int sig = sys_sigwait(master_signals, ARRAY_LEN(master_signals), wait_ms(&m));
         if (sig > 0)
             on_signal(&m, sig);
         reap(&m);
         if (m.stopping) {
-            if (!any_running(&m))
+            /* The status process answers 503 until the last worker is
+             * gone, then goes too. */
+            if (!any_running(&m) && m.status_pid > 0 && !m.status_stop_sent) {
+                sys_kill(m.status_pid, SIGTERM);
+                m.status_stop_sent = true;
+            }
+            if (!any_running(&m) && m.status_pid == 0)
                 break;
-            if (sys_now_ms() >= m.kill_at)
+            if (sys_now_ms() >= m.kill_at) {
                 signal_workers(&m, SIGKILL);
+                if (m.status_pid > 0)
+                    sys_kill(m.status_pid, SIGKILL);
+            }
             continue;
         }
         restart_due(&m);

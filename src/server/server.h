@@ -11,6 +11,7 @@
 #define PITH_SERVER_H
 
 #include "core/core.h"
+#include "core/netaddr.h"
 #include "server/loop.h"
 #include "sys/resolve.h"
 
@@ -19,9 +20,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+struct stats_shared;
+
 #define SERVER_NAME          "pith/" PITH_VERSION
 #define SETTINGS_WORKERS_MAX 64
 #define SETTINGS_GLOBS_MAX   8
+#define SETTINGS_TRUSTED_MAX 32
 
 struct settings {
     unsigned workers;   /* worker processes, one listener each */
@@ -41,6 +45,14 @@ struct settings {
     /* precompressed variants (issue 11) */
     bool precompressed;            /* false: --precompressed off */
     const char *precompressed_dir; /* NULL: F.br etc. beside F; else a mirror tree */
+    /* Load balancers, status and log format (issue 13: "beyond one machine",
+     * "observability"; src/server/client.c, stats.c, status.c, log.c). */
+    bool proxy_protocol;                           /* every connection starts with a PROXY header */
+    struct net_cidr trusted[SETTINGS_TRUSTED_MAX]; /* --trusted-proxy */
+    unsigned ntrusted;
+    struct span real_ip_header; /* e.g. X-Forwarded-For; empty: off */
+    bool log_json;              /* --log-format json (else combined) */
+    const char *status;         /* --status ADDR:PORT; NULL: off */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -60,6 +72,11 @@ struct server {
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
     int precomp_fd;              /* --precompressed DIR, opened at start; else -1 */
+    /* --status (issue 13, src/server/status.c): its listener (-1: off) and
+     * the counters every worker adds to, shared with the master. */
+    int status_fd;
+    char status_url[128];
+    struct stats_shared *stats;
 };
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "core/bytes.h"
 #include "server/conn.h"
+#include "server/stats.h"
 #include "server/transport.h"
 #include "sys/sys.h"
 
@@ -87,8 +88,8 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     /* io_uring's multishot accept reports no address: ask now, while the
      * connection is there, when the access log will need it (after a
      * reset, getpeername has nothing left to say). */
-    if (c->peer.ss_family == AF_UNSPEC && w->log.fd >= 0)
-        sys_peer_addr(fd, &c->peer);
+    if (c->peer.ss_family == AF_UNSPEC && (w->log.fd >= 0 || w->set->ntrusted))
+        sys_peer_addr(fd, &c->peer); /* also what --trusted-proxy decides on */
     sys_set_nodelay(fd);
     if (w->loop->conn_start(w, c) < 0) {
         sys_close(fd);
@@ -97,6 +98,7 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
         return;
     }
     w->active++;
+    stats_set(&w->stats->open_conns, w->active);
     conn_accepted(w, c);
     if (!worker_can_accept(w))
         worker_set_listening(w, false); /* at --max-conns: back when one closes */
@@ -125,6 +127,7 @@ static void reap_closed(struct worker *w)
         c->next_free = w->free_conns;
         w->free_conns = c;
         w->active--;
+        stats_set(&w->stats->open_conns, w->active);
         freed = true;
     }
     /* A freed connection also gives back a descriptor: try accepting again
@@ -137,6 +140,7 @@ static void reap_closed(struct worker *w)
 
 static void start_drain(struct worker *w)
 {
+    stats_set(&w->stats->up, 0); /* /healthz: no longer accepting */
     worker_set_listening(w, false);
     w->draining = true;
     w->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
@@ -192,6 +196,17 @@ static void run_loop(struct worker *w)
     }
 }
 
+/* This worker's block of the shared counters: the counters go on from where
+ * a predecessor in the slot left them; the gauges start afresh. */
+static void stats_start(struct worker *w)
+{
+    w->stats = &w->srv->stats->w[w->index];
+    w->stats_base_hits = stats_get(&w->stats->cache_hits);
+    w->stats_base_misses = stats_get(&w->stats->cache_misses);
+    stats_set(&w->stats->open_conns, 0);
+    stats_set(&w->stats->up, 1);
+}
+
 static int worker_init(struct worker *w, const struct server *srv, unsigned index)
 {
     w->srv = srv;
@@ -209,7 +224,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
      * resident memory only for those that ever existed. */
     w->free_conns = NULL;
     w->next_unused = 0;
-    int r = access_log_open(&w->log, srv->set.log);
+    int r = access_log_open(&w->log, srv->set.log, srv->set.log_json);
     if (r < 0) {
         log_error_errno("open the access log", srv->set.log, r);
         return -1;
@@ -249,6 +264,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     worker_update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
     worker_set_listening(w, true);
+    stats_start(w);
     return 0;
 }
 
@@ -281,6 +297,8 @@ int worker_run(const struct server *srv, unsigned index)
     for (unsigned i = 0; i < srv->nlisten; i++)
         if (i != index)
             sys_close(srv->listen_fds[i]);
+    if (srv->status_fd >= 0)
+        sys_close(srv->status_fd); /* the status process's alone */
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;

@@ -22,6 +22,8 @@
 #include <limits.h>
 #include <sys/socket.h>
 
+struct stats_worker;
+
 struct worker {
     const struct server *srv;
     const struct settings *set;
@@ -55,6 +57,10 @@ struct worker {
     struct http_info info;
     char path[PATH_MAX + 1];   /* scratch: the normalized path */
     uint64_t boundary_seed[2]; /* random at start; a counter makes each boundary unique */
+    /* --status counters (stats.h): this worker's block in the shared region,
+     * and the cache counts its predecessors in the slot left there. */
+    struct stats_worker *stats;
+    uint64_t stats_base_hits, stats_base_misses;
 };
 
 /* Runs worker `index` of srv until it drains or is told to exit; returns the

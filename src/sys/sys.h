@@ -88,6 +88,7 @@ int sys_epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout_ms,
 /* ---- time ----------------------------------------------------------------- */
 int64_t sys_now_ms(void);   /* monotonic milliseconds */
 int64_t sys_now_real(void); /* seconds since the epoch */
+int64_t sys_now_us(void);   /* monotonic microseconds (the JSON log's durations) */
 
 /* ---- processes and signals ------------------------------------------------ */
 typedef void (*sys_signal_handler)(int);
@@ -147,6 +148,9 @@ const char *sys_getenv(const char *name);
 
 /* Reserves n bytes of zeroed, private memory (not touched until used). */
 void *sys_map(size_t n);
+/* Reserves n bytes of zeroed memory shared with the children forked
+ * after (MAP_SHARED | MAP_ANONYMOUS): the --status counters. */
+void *sys_map_shared(size_t n);
 /* Gives back a sys_map() region (NULL: nothing). */
 void sys_unmap(void *p, size_t n);
 

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.c - see client.h.
+ *
+ * A connection on a --proxy-protocol port must begin with a header from a
+ * trusted peer. From an untrusted peer, anything that starts like a header
+ * closes the connection at once (never parsed: its claims are worthless);
+ * a malformed header from a trusted one closes it too (the framing of what
+ * follows is unknown); bytes that are no header at all get a 400, since an
+ * HTTP client that reached the port directly should be told. A header split
+ * across reads waits for the rest under the header timeout, which started
+ * at the accept and which the header does not extend.
+ */
+#include "server/client.h"
+
+#include "core/bytes.h"
+#include "core/proxy_proto.h"
+#include "core/realip.h"
+#include "server/conn.h"
+#include "server/exchange.h"
+#include "server/pool.h"
+#include "server/stats.h"
+#include "server/worker.h"
+
+#include <netinet/in.h>
+
+bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        net_addr_from_v4(out, (const unsigned char *)&in->sin_addr);
+        return true;
+    }
+    if (ss->ss_family == AF_INET6) {
+        mem_copy(out->b, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+        return true;
+    }
+    return false;
+}
+
+void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out)
+{
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+    *in6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons(port)};
+    mem_copy(&in6->sin6_addr, a->b, 16);
+}
+
+static bool peer_trusted(const struct worker *w, const struct conn *c)
+{
+    struct net_addr a;
+    return client_addr_from(&c->peer, &a) && net_cidr_any(w->set->trusted, w->set->ntrusted, &a);
+}
+
+static enum client_step reject(struct worker *w, struct conn *c, enum stats_client why)
+{
+    stats_add(&w->stats->client[why], 1);
+    conn_close(w, c, CLOSE_PROXY);
+    return CLIENT_CLOSED;
+}
+
+enum client_step client_proxy_header(struct worker *w, struct conn *c)
+{
+    const char *in = c->slot;
+    if (!peer_trusted(w, c)) {
+        if (!proxy_looks_like_header(in, c->in_len)) {
+            stats_add(&w->stats->client[STATS_PROXY_MISSING], 1);
+            c->proxy_pending = false;
+            return CLIENT_MISSING;
+        }
+        return reject(w, c, STATS_PROXY_UNTRUSTED);
+    }
+    struct proxy_header h;
+    long r = proxy_parse(in, c->in_len, &h);
+    if (r == PROXY_AGAIN)
+        return c->in_len < POOL_IN_SIZE ? CLIENT_WAIT : reject(w, c, STATS_PROXY_MALFORMED);
+    if (r == PROXY_MISSING) {
+        stats_add(&w->stats->client[STATS_PROXY_MISSING], 1);
+        c->proxy_pending = false;
+        return CLIENT_MISSING;
+    }
+    if (r < 0)
+        return reject(w, c, STATS_PROXY_MALFORMED);
+    c->proxy_pending = false;
+    if (h.has_addr)
+        client_addr_to(&h.src, h.sport, &c->peer);
+    stats_add(&w->stats->client[h.has_addr ? STATS_PROXY_ACCEPTED : STATS_PROXY_LOCAL], 1);
+    uint32_t rest = c->in_len - (uint32_t)r;
+    if (rest)
+        mem_move(c->slot, c->slot + r, rest);
+    c->in_len = rest;
+    return CLIENT_READY;
+}
+
+void client_real_ip(struct worker *w, const struct conn *c, struct exchange *x,
+                    const struct http_request *req)
+{
+    const struct settings *set = w->set;
+    struct net_addr peer;
+    if (!set->real_ip_header.n || !client_addr_from(&c->peer, &peer))
+        return;
+    enum realip_verdict v = realip_pick(req->fields, req->nfields, set->real_ip_header,
+                                        set->trusted, set->ntrusted, &peer, &x->client);
+    x->client_set = v == REALIP_FOUND;
+    if (v != REALIP_NONE)
+        stats_add(&w->stats->client[v == REALIP_FOUND ? STATS_REALIP_USED : STATS_REALIP_BAD], 1);
+}

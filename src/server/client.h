@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h - who the client is, behind a load balancer: the PROXY protocol
+ * header that must open every connection with --proxy-protocol, and the
+ * real-IP header (--real-ip-header) of each request. Both are believed only
+ * from a --trusted-proxy; the decisions themselves are core's
+ * (proxy_proto.h, realip.h), this file acts on them and counts them.
+ */
+#ifndef PITH_CLIENT_H
+#define PITH_CLIENT_H
+
+#include "core/http_parse.h"
+#include "core/netaddr.h"
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+struct worker;
+struct conn;
+struct exchange;
+
+enum client_step {
+    CLIENT_READY,   /* the header was consumed; the HTTP request follows */
+    CLIENT_WAIT,    /* a prefix of a header: read more (the header timeout runs) */
+    CLIENT_CLOSED,  /* an untrusted peer's header, or a malformed one: c was closed */
+    CLIENT_MISSING, /* no header where one is required: answer 400 and close */
+};
+
+/* With c->proxy_pending: reads the PROXY header at the start of c's input,
+ * removes it (moving what follows to the front) and puts its source address
+ * in c->peer. */
+enum client_step client_proxy_header(struct worker *w, struct conn *c);
+
+/* After req's head was parsed on c: the real-IP header's client, when the
+ * peer is trusted and the header names one, into x->client. */
+void client_real_ip(struct worker *w, const struct conn *c, struct exchange *x,
+                    const struct http_request *req);
+
+/* An IPv4 or IPv6 socket address in the 16-byte form; false for others. */
+bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out);
+/* The 16-byte form as an AF_INET6 socket address (v4-mapped for IPv4,
+ * which the logs print as IPv4). */
+void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out);
+
+#endif
