@@ -15,9 +15,9 @@ CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE
 CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
-SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
+SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
-CLI_SRC    = src/cli/config.c src/cli/main.c
+CLI_SRC    = src/cli/config.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC)
 FULL_LIBS  = -luring
 

@@ -43,6 +43,10 @@ struct config {
     enum config_io io;
     bool daemon;
     bool quiet;
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    unsigned unix_mode;     /* --unix-mode: the socket file's permissions (0666) */
+    const char *unix_owner; /* --unix-owner USER[:GROUP]; NULL: unchanged */
+    bool check;             /* --check: validate, print the plan, exit 0 or 2 */
 };
 
 enum config_verdict {

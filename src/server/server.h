@@ -38,6 +38,8 @@ struct settings {
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
     bool quiet;       /* no informational lines on stderr (errors still) */
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    bool check; /* --check: validate, print the plan, exit */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -56,6 +58,16 @@ struct server {
     int master_pid;              /* a worker whose parent is not this one exits */
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    bool listen_shared;      /* listen_fds name a few sockets that workers share
+                              * (inherited, or a Unix socket): never reopened */
+    bool listen_inherited;   /* from socket activation or an upgrade */
+    int tls_listen_fd;       /* hook: an inherited socket named "https"; -1: none */
+    char unix_path[108];     /* the Unix socket pith bound (removed at a stop); "" */
+    char exe_path[PATH_MAX]; /* what SIGUSR2 executes (this binary's path at start) */
+    char *const *argv;       /* ... with these arguments */
+    int upgrade_from;        /* the master this one replaces (told when ready); 0 */
+    int ready_pipe[2];       /* each worker writes its pid once it serves; -1: none */
 };
 
 #endif

@@ -271,20 +271,36 @@ static void report_closes(const struct worker *w)
     log_error(line);
 }
 
+/* Tells the master this worker serves (its pid, one atomic pipe write):
+ * readiness for systemd, and the moment an upgrade hands over. A pipe,
+ * not a signal, because a worker that dropped to --user may not signal a
+ * master that is root. */
+static void report_ready(const struct server *srv)
+{
+    if (srv->ready_pipe[1] < 0)
+        return;
+    int32_t pid = sys_getpid();
+    sys_write(srv->ready_pipe[1], &pid, sizeof pid);
+    sys_close(srv->ready_pipe[1]);
+}
+
 int worker_run(const struct server *srv, unsigned index)
 {
     /* The master holds the other workers' listeners; this one needs only its
      * own. If the master dies, so do we (no orphaned workers): the request
      * is checked against a master that died before it was made. */
     for (unsigned i = 0; i < srv->nlisten; i++)
-        if (i != index)
+        if (srv->listen_fds[i] != srv->listen_fds[index]) /* shared ones repeat */
             sys_close(srv->listen_fds[i]);
+    if (srv->ready_pipe[0] >= 0)
+        sys_close(srv->ready_pipe[0]);
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;
     struct worker *w = sys_map(sizeof *w);
     if (!w || worker_init(w, srv, index) < 0)
         return 1;
+    report_ready(srv);
     run_loop(w);
     access_log_flush(&w->log);
     if (!w->set->quiet)
