@@ -100,6 +100,12 @@ static bool ep_busy(struct worker *w, const struct conn *c)
     return false; /* every call completed before it returned */
 }
 
+static bool ep_accept_busy(struct worker *w)
+{
+    (void)w;
+    return false; /* accept4 is ours to call: none happens after EPOLL_CTL_DEL */
+}
+
 static void accept_batch(struct worker *w)
 {
     for (int i = 0; i < ACCEPT_BATCH && w->listening; i++) {
@@ -188,4 +194,5 @@ const struct loop_ops loop_epoll = {
     .sendfile = ep_sendfile,
     .close = ep_close,
     .busy = ep_busy,
+    .accept_busy = ep_accept_busy,
 };

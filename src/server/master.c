@@ -253,6 +253,20 @@ static void prepare_log_reopen(struct master *m)
 
 static void start_upgrade(struct master *m);
 
+/* "upgrade: pid 4242 serves now; pid 4200 finishes its responses and exits" */
+static void report_handover(const struct master *m)
+{
+    char line[128];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "upgrade: pid ");
+    buf_put_u64(&b, (uint64_t)m->upgrade_pid);
+    buf_put_cstr(&b, " serves now; pid ");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    buf_put_cstr(&b, " finishes its responses and exits");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+}
+
 static void on_signal(struct master *m, int sig)
 {
     switch (sig) {
@@ -264,6 +278,8 @@ static void on_signal(struct master *m, int sig)
             /* During an upgrade, TERM comes from the new master once it
              * serves (or from an operator who chose the new one). */
             m->handed_over = m->upgrade_pid > 0;
+            if (m->handed_over && !m->srv->set.quiet)
+                report_handover(m);
             begin_stop(m);
         }
         break;

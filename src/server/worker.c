@@ -65,7 +65,11 @@ static bool worker_can_accept(const struct worker *w)
 
 void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer)
 {
-    if (!worker_can_accept(w)) {
+    /* While draining, a connection the kernel accepted for us (io_uring,
+     * before the accept's cancellation) is served like any other (its
+     * response says Connection: close): dropped, its client would fail
+     * where the workers sharing the listener would have served it. */
+    if (!w->free_conns && w->next_unused >= w->nconns) {
         sys_close(fd); /* accepted in the same batch as the last free slot */
         return;
     }
@@ -187,7 +191,8 @@ static void run_loop(struct worker *w)
             if (!w->draining && worker_can_accept(w))
                 worker_set_listening(w, true);
         }
-        if (w->draining && (w->active == 0 || w->now_ms >= w->drain_deadline_ms))
+        if (w->draining &&
+            ((w->active == 0 && !w->loop->accept_busy(w)) || w->now_ms >= w->drain_deadline_ms))
             return;
     }
 }
