@@ -103,3 +103,18 @@ def test_dpkg_install_and_run_by_hand(package, tmp_path):
     finally:
         subprocess.run(["dpkg", "--purge", "pith"], check=True, capture_output=True, timeout=120)
     assert not os.path.exists("/usr/bin/pith")
+
+
+def test_make_install_and_uninstall(tmp_path):
+    dest = tmp_path / "dest"
+    make = ["make", "-s", "-C", REPO, "DESTDIR=%s" % dest, "PREFIX=/opt/pith"]
+    subprocess.run(make + ["install"], check=True, capture_output=True, timeout=600)
+    files = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert files == ["opt/pith/bin/pith", "opt/pith/lib/systemd/system/pith.service",
+                     "opt/pith/lib/systemd/system/pith.socket",
+                     "opt/pith/share/man/man1/pith.1"]
+    assert os.access(dest / "opt/pith/bin/pith", os.X_OK)
+    unit = (dest / "opt/pith/lib/systemd/system/pith.service").read_text()
+    assert "\nExecStart=/opt/pith/bin/pith /srv/www\n" in unit and "/usr/bin/pith" not in unit
+    subprocess.run(make + ["uninstall"], check=True, capture_output=True, timeout=60)
+    assert [p for p in dest.rglob("*") if p.is_file()] == []

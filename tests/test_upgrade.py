@@ -156,8 +156,11 @@ def test_upgrade_twice_on_a_unix_socket(site, tmp_path):
         out = subprocess.run(["curl", "-sS", "--unix-socket", path, "http://localhost/"],
                              capture_output=True, text=True, timeout=10)
         assert out.stdout == "x" * 2000, out.stderr
+        assert os.path.exists(path)
         os.kill(second, signal.SIGTERM)
         wait_until(lambda: not pid_alive(second), what="exit")
+        # The last master of the configuration that bound it removes it.
+        assert not os.path.exists(path)
     finally:
         for pid in pids:
             if pid_alive(pid):

@@ -76,7 +76,23 @@ static void assign(struct server *s, const int *http, unsigned k)
     s->nlisten = s->set.workers;
 }
 
-static int take_inherited(struct server *s, const struct sd_listener *got, unsigned n)
+/* An inherited Unix socket at the very path --addr names is the one an
+ * older master of this configuration bound (an upgrade): it is ours to
+ * remove at a stop, as if we had bound it. One systemd made is not. */
+static void claim_unix_path(const struct config *cfg, struct server *s, int fd)
+{
+    const char *path = sockets_unix_path(cfg->addr);
+    struct sockaddr_storage a;
+    socklen_t len;
+    if (!path || strlen(path) >= sizeof s->unix_path || sys_local_addr(fd, &a, &len) < 0 ||
+        a.ss_family != AF_UNIX)
+        return;
+    if (strcmp(((const struct sockaddr_un *)&a)->sun_path, path) == 0 && s->upgrade_from)
+        strcpy(s->unix_path, path);
+}
+
+static int take_inherited(const struct config *cfg, struct server *s, const struct sd_listener *got,
+                          unsigned n)
 {
     int http[SD_LISTEN_MAX];
     unsigned k = 0;
@@ -104,6 +120,7 @@ static int take_inherited(struct server *s, const struct sd_listener *got, unsig
     if (k) {
         assign(s, http, k);
         url_of(http[0], s->url, sizeof s->url);
+        claim_unix_path(cfg, s, http[0]);
     }
     return 0;
 }
@@ -157,7 +174,7 @@ int sockets_open(const struct config *cfg, struct server *s)
         return 1;
     }
     if (n > 0)
-        return take_inherited(s, got, (unsigned)n);
+        return take_inherited(cfg, s, got, (unsigned)n);
     const char *path = sockets_unix_path(cfg->addr);
     if (path)
         return open_unix(cfg, s, path);

@@ -2,8 +2,11 @@
 /*
  * worker.c - one worker process: its own event loop (loop.h: epoll or
  * io_uring) over its own SO_REUSEPORT listener (the kernel spreads
- * connections, no thundering herd), a fixed table of connections, and the
- * loop that expires deadlines, flushes the log and handles signals.
+ * connections, no thundering herd) or a listener shared with the other
+ * workers (inherited from systemd or an upgrade, or a Unix socket), a fixed
+ * table of connections, and the loop that expires deadlines, flushes the
+ * log and handles signals. Once set up it tells the master on the ready
+ * pipe (systemd's READY=1 and an upgrade's handover wait for every worker).
  *
  * A closed connection is freed at the end of the loop iteration, once the
  * backend no longer reads its memory: the same deferred free on both
