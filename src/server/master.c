@@ -285,11 +285,12 @@ static void on_signal(struct master *m, int sig)
         break;
     case SIGHUP:
     case SIGUSR1:
-        if (sig == SIGHUP)
+        /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
+        if (sig == SIGHUP && m->announced)
             notify("RELOADING=1\nSTATUS=reopening the access log");
         prepare_log_reopen(m);
         signal_workers(m, sig);
-        if (sig == SIGHUP)
+        if (sig == SIGHUP && m->announced)
             notify("READY=1\nSTATUS=serving");
         break;
     case SIGUSR2: start_upgrade(m); break;
