@@ -11,13 +11,13 @@ WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototype
           -Wvla -Wpointer-arith -Wformat=2 -Wundef
 CSTD    = -std=c11
 OPT     ?= -O2 -g
-CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE
+CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
-SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
+SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
-CLI_SRC    = src/cli/config.c src/cli/main.c
+CLI_SRC    = src/cli/config.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
@@ -142,6 +142,7 @@ check:
 	$(MAKE) all core-freestanding unit asan fuzz
 	$(MAKE) test
 	$(MAKE) test-asan
+	$(MAKE) package-check
 	$(MAKE) -j2 fuzz-smoke
 	$(MAKE) format-check
 	@echo "make check: all passed"
@@ -185,6 +186,37 @@ bench-compress: pith
 # goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
 mutate:
 	nice -n 15 scripts/mutate $(MUTATE_ARGS)
+
+# --- install (issue 13): the binary, the man page, the systemd units ----------------
+# PREFIX (default /usr/local) and DESTDIR as usual; SYSTEMDUNITDIR where the
+# units go (Debian's package sets /lib/systemd/system). The service's
+# ExecStart is rewritten to name the installed binary.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+.PHONY: install uninstall deb package-check
+install: pith
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 0755 pith $(DESTDIR)$(BINDIR)/pith
+	install -m 0644 docs/pith.1 $(DESTDIR)$(MANDIR)/man1/pith.1
+	sed 's|/usr/bin/pith|$(BINDIR)/pith|g' dist/systemd/pith.service \
+	    > $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
+	install -m 0644 dist/systemd/pith.socket $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/pith $(DESTDIR)$(MANDIR)/man1/pith.1 \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+
+# The Debian package, built from a copy of the tree under build/deb/ (the
+# package build cleans its tree): build/deb/pith_<version>_<arch>.deb.
+deb:
+	scripts/build-deb
+
+# Builds the package, runs lintian on it, installs it (dpkg -i when root,
+# and dpkg -x always) and runs the installed binary: tests/package_check.py.
+package-check:
+	$(PYTEST) tests/package_check.py
 
 clean:
 	rm -rf build pith pith-asan

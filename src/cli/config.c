@@ -22,7 +22,7 @@ static const char usage[] =
     "Options (ranges in brackets):\n"
     "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
     "                            printed at start)\n"
-    "  -a, --addr ADDR           numeric IPv4 or IPv6 address to bind\n"
+    "  -a, --addr ADDR           numeric IPv4 or IPv6 address to bind, or unix:PATH\n"
     "                            (default: all addresses, IPv6 and IPv4)\n"
     "  -w, --workers N           worker processes [1..64] (default: number of CPUs)\n"
     "      --max-conns N         connections per worker [1..1000000] (default 1024)\n"
@@ -64,6 +64,10 @@ static const char usage[] =
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
     "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
+    "      --unix-mode OCTAL     permissions of the --addr unix:PATH socket (default 0666)\n"
+    "      --unix-owner USER[:GROUP]  owner of the unix:PATH socket (needs root)\n"
+    "      --check               validate the options, the root and the files, print\n"
+    "                            what pith would do, exit 0 (valid) or 2\n"
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -76,9 +80,14 @@ static const char usage[] =
     "  pith --addr 127.0.0.1 --port 0 site   loopback only, any free port\n"
     "  pith --log access.log --max-age 3600 --no-listing /srv/www\n"
     "  pith --daemon --pidfile /run/pith.pid --user www-data --port 80 /srv/www\n"
+    "  pith --addr unix:/run/pith/pith.sock --unix-mode 0660 --unix-owner www-data /srv/www\n"
+    "  pith --check --port 80 --user www-data /srv/www\n"
     "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
-    "HUP and USR1 reopen the log file.\n"
+    "HUP and USR1 reopen the log file; USR2 upgrades: the binary at the same path starts\n"
+    "on the same listeners and this one drains and exits.\n"
+    "systemd: socket activation (LISTEN_FDS; a socket named \"https\" is for TLS) and\n"
+    "Type=notify readiness (NOTIFY_SOCKET); see dist/systemd/ and pith(1).\n"
     "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
     "Security: only files beneath ROOT are served; dotfiles (except /.well-known/) and\n"
     "symlinks are refused with 403; requests are parsed strictly (RFC 9112).\n";
@@ -120,6 +129,9 @@ enum kind {
     K_REAL_IP_HEADER,
     K_LOG_FORMAT,
     K_STATUS,
+    K_UNIX_MODE, /* production (issue 13, opssys) */
+    K_UNIX_OWNER,
+    K_CHECK,
 };
 
 struct option {
@@ -161,6 +173,9 @@ static const struct option options[] = {
     {"real-ip-header", 0, true, K_REAL_IP_HEADER},
     {"log-format", 0, true, K_LOG_FORMAT},
     {"status", 0, true, K_STATUS},
+    {"unix-mode", 0, true, K_UNIX_MODE}, /* production (issue 13, opssys) */
+    {"unix-owner", 0, true, K_UNIX_OWNER},
+    {"check", 0, false, K_CHECK},
 };
 
 struct parser {
@@ -306,6 +321,32 @@ static void opsnet_settings(const struct config *cfg, struct settings *out)
         out->real_ip_header = span_make(cfg->real_ip_header, cstr_len(cfg->real_ip_header));
     out->log_json = cfg->log_format && cfg->log_format[0] == 'j';
     out->status = cfg->status;
+/* --unix-mode: 1 to 4 octal digits, at most 0777 (no set-id or sticky bits:
+ * they mean nothing on a socket). */
+static bool octal_mode(struct parser *ps, const char *v, unsigned *out)
+{
+    unsigned m = 0;
+    size_t n = cstr_len(v);
+    for (size_t i = 0; i < n && n <= 4; i++)
+        m = v[i] >= '0' && v[i] <= '7' ? m * 8 + (unsigned)(v[i] - '0') : 01000;
+    if (n >= 1 && n <= 4 && m <= 0777) {
+        *out = m;
+        return true;
+    }
+    fail(ps, "--unix-mode: '", v, "' is not an octal mode from 0 to 0777 (e.g. 0660)");
+    return false;
+}
+
+/* The options of issue 13 (systemd, Unix sockets, upgrades), in one place. */
+static bool apply_production_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    switch (o->kind) {
+    case K_UNIX_MODE: return octal_mode(ps, v, &c->unix_mode);
+    case K_UNIX_OWNER: return nonempty(ps, o->name, v) && (c->unix_owner = v);
+    case K_CHECK: c->check = true; return true;
+    default: return true;
+    }
 }
 
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
@@ -370,6 +411,9 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_REAL_IP_HEADER:
     case K_LOG_FORMAT:
     case K_STATUS: return apply_opsnet_flag(ps, o, v);
+    case K_UNIX_MODE:
+    case K_UNIX_OWNER:
+    case K_CHECK: ok = apply_production_flag(ps, o, v); break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -407,6 +451,7 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->timeout_keepalive = 5;
     c->timeout_send = 30;
     c->grace = 10;
+    c->unix_mode = 0666;
 }
 
 /* One argument that starts with '-'; may consume the next one as its value. */
@@ -499,6 +544,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
         .pidfile = cfg->pidfile,
         .user = cfg->user,
         .quiet = cfg->quiet,
+        .check = cfg->check,
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];

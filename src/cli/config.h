@@ -53,6 +53,10 @@ struct config {
     const char *real_ip_header;
     const char *log_format; /* "combined" (default) or "json" */
     const char *status;     /* ADDR:PORT */
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    unsigned unix_mode;     /* --unix-mode: the socket file's permissions (0666) */
+    const char *unix_owner; /* --unix-owner USER[:GROUP]; NULL: unchanged */
+    bool check;             /* --check: validate, print the plan, exit 0 or 2 */
 };
 
 enum config_verdict {

@@ -7,7 +7,9 @@
  * 0 success, 1 runtime failure (missing root, busy port), 2 bad usage.
  */
 #include "cli/compress.h"
+#include "cli/check.h"
 #include "cli/config.h"
+#include "cli/sockets.h"
 #include "core/bytes.h"
 #include "server/log.h"
 #include "server/master.h"
@@ -234,7 +236,7 @@ static int prepare(const struct config *cfg, struct server *s)
         r = check_nofile(&s->set);
     if (!r)
         r = check_reservations(&s->set);
-    if (!r)
+    if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
         r = bind_listeners(cfg, s);
     if (!r)
         r = prepare_status(cfg, s);
@@ -272,9 +274,12 @@ static void print_start_line(const struct config *cfg, const struct server *s)
 {
     if (cfg->quiet)
         return;
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s)\n", PITH_VERSION, s->root_path,
-            s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
-            resolve_method_name(s->resolve));
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s%s)\n", PITH_VERSION,
+            s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
+            resolve_method_name(s->resolve),
+            !s->listen_inherited ? ""
+            : s->upgrade_from    ? ", listeners inherited from the old master"
+                                 : ", socket activation");
     if (s->status_fd >= 0)
         fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
@@ -307,10 +312,78 @@ static int check_files(const struct settings *set, struct server *s)
     return 0;
 }
 
+/* --check's listener line: TCP is probed (bound and closed at once); a port
+ * in use or reserved is a note, not an error, since the server the check
+ * prepares a restart of may hold it. */
+static int check_tcp(const struct config *cfg, char *what, size_t cap)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    char host[64];
+    const char *text = cfg->addr ? cfg->addr : "::";
+    if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+        return 2;
+    }
+    int port = probe_port(&addr, len);
+    if (port == -EAFNOSUPPORT && !cfg->addr) {
+        sys_parse_addr("0.0.0.0", cfg->port, &addr, &len);
+        port = probe_port(&addr, len);
+    }
+    sys_addr_text(&addr, host, sizeof host);
+    snprintf(what, cap, "http://%s:%u/ (%s)", host, cfg->port,
+             port >= 0             ? "free now"
+             : port == -EADDRINUSE ? "in use now: by the server this configuration replaces?"
+             : port == -EACCES     ? "needs root or CAP_NET_BIND_SERVICE"
+                                   : strerrordesc_np(-port));
+    return 0;
+}
+
+/* pith --check: every start-up check except taking the port, then the
+ * plan on stdout; 0 when valid, 2 (after the reason on stderr) when not. */
+static int check_run(const struct config *cfg, struct server *s)
+{
+    char listen[PATH_MAX + 128];
+    int r = choose_loop(cfg, s);
+    if (!r)
+        r = open_root(cfg, s);
+    if (!r)
+        r = check_nofile(&s->set);
+    if (!r)
+        r = check_reservations(&s->set);
+    if (!r)
+        r = sockets_check(cfg, listen, sizeof listen);
+    if (!r && !listen[0])
+        r = check_tcp(cfg, listen, sizeof listen);
+    if (!r)
+        r = check_files(&s->set, s);
+    if (r) {
+        fprintf(stderr, "pith: --check: the configuration is not valid\n");
+        return 2;
+    }
+    check_print(cfg, s, listen);
+    return 0;
+}
+
+/* What an upgrade needs later (SIGUSR2): this binary's path and arguments,
+ * and, in the new master, which old one it replaces. */
+static void remember_origin(char **argv, struct server *s)
+{
+    s->argv = argv;
+    if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
+        s->exe_path[0] = '\0';
+    const char *from = sys_getenv("PITH_UPGRADE_FROM");
+    s->upgrade_from = from ? atoi(from) : 0;
+}
+
 static int start(const struct config *cfg, struct server *s)
 {
-    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
+    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
     settings_from_config(cfg, &s->set);
+    s->tls_listen_fd = -1;
+    s->ready_pipe[0] = s->ready_pipe[1] = -1;
+    if (cfg->check)
+        return check_run(cfg, s);
     int r = choose_loop(cfg, s);
     if (!r)
         r = prepare(cfg, s);
@@ -321,7 +394,8 @@ static int start(const struct config *cfg, struct server *s)
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
     print_start_line(cfg, s);
-    if (cfg->daemon && (r = sys_daemonize()) < 0)
+    /* The new master of an upgrade is detached already, if the old was. */
+    if (cfg->daemon && !s->upgrade_from && (r = sys_daemonize()) < 0)
         return fail("cannot become a daemon", "", r);
     if (s->set.pidfile && (r = sys_write_pidfile(s->set.pidfile, sys_getpid())) < 0)
         return fail("cannot write the pidfile ", s->set.pidfile, r);
@@ -346,5 +420,6 @@ int main(int argc, char **argv)
     case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
     case CONFIG_RUN: break;
     }
+    remember_origin(argv, &srv);
     return start(&cfg, &srv);
 }

@@ -125,6 +125,11 @@ size_t log_format_addr(const struct sockaddr_storage *a, char *out, size_t cap)
             family = AF_INET;
         }
     }
+    if (family == AF_UNIX && cap > 5) {
+        memcpy(out, "unix:", 5); /* a client of --addr unix:PATH: no address to show */
+        out[5] = '\0';
+        return 5;
+    }
     if (!src || !inet_ntop(family, src, out, (socklen_t)cap)) {
         out[0] = '-';
         return 1;

@@ -52,6 +52,11 @@ struct loop_ops {
     void (*close)(struct worker *w, struct conn *c);
     /* True while an operation of c is still in flight (its memory is read). */
     bool (*busy)(struct worker *w, const struct conn *c);
+    /* True while the kernel may still hand w a connection it accepted (an
+     * io_uring accept whose cancellation has not completed): a draining
+     * worker waits for that, and serves what comes, rather than exit
+     * with a client's connection in its hands. */
+    bool (*accept_busy)(struct worker *w);
 };
 
 extern const struct loop_ops loop_epoll;

@@ -43,9 +43,15 @@ static int ep_init(struct worker *w)
     return sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, EPOLLIN, TAG_SIGNAL);
 }
 
+/* EPOLLEXCLUSIVE (4.5): where workers share one listener (inherited from
+ * systemd or an upgrade, or a Unix socket), a connection wakes one of them,
+ * not all; with a listener of its own it changes nothing. It is only
+ * allowed with EPOLL_CTL_ADD, which is why the listener is added and
+ * removed rather than modified. */
 static void ep_listen(struct worker *w, bool on)
 {
-    sys_epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->listen_fd, EPOLLIN, TAG_LISTENER);
+    sys_epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->listen_fd,
+                  EPOLLIN | EPOLLEXCLUSIVE, TAG_LISTENER);
 }
 
 static int ep_conn_start(struct worker *w, struct conn *c)
@@ -92,6 +98,12 @@ static bool ep_busy(struct worker *w, const struct conn *c)
     (void)w;
     (void)c;
     return false; /* every call completed before it returned */
+}
+
+static bool ep_accept_busy(struct worker *w)
+{
+    (void)w;
+    return false; /* accept4 is ours to call: none happens after EPOLL_CTL_DEL */
 }
 
 static void accept_batch(struct worker *w)
@@ -182,4 +194,5 @@ const struct loop_ops loop_epoll = {
     .sendfile = ep_sendfile,
     .close = ep_close,
     .busy = ep_busy,
+    .accept_busy = ep_accept_busy,
 };

@@ -100,8 +100,9 @@ struct uring {
     uint16_t held_next[BUF_COUNT]; /* the next held buffer after each buffer id */
     uint16_t held_len[BUF_COUNT];  /* bytes in each held buffer */
     struct signalfd_siginfo sig;
-    bool accepting;      /* a multishot accept is armed */
-    uint32_t accept_gen; /* tells the armed accept's completions from older ones */
+    bool accepting;        /* a multishot accept is armed */
+    uint32_t accept_gen;   /* tells the armed accept's completions from older ones */
+    uint32_t accepts_live; /* accepts armed whose final completion has not come */
 };
 
 static struct uring *state(struct worker *w)
@@ -212,11 +213,19 @@ static void ur_listen(struct worker *w, bool on)
         u->accept_gen++;
         io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         io_uring_sqe_set_data64(sqe, ud_accept(u));
+        u->accepts_live++;
     } else {
         io_uring_prep_cancel64(sqe, ud_accept(u), IORING_ASYNC_CANCEL_ALL);
         io_uring_sqe_set_data64(sqe, K_IGNORE);
     }
     u->accepting = on;
+}
+
+/* A cancelled multishot accept may still complete with a connection
+ * before its final -ECANCELED: see loop.h. */
+static bool ur_accept_busy(struct worker *w)
+{
+    return state(w)->accepts_live != 0;
 }
 
 static struct uconn *uconn(struct worker *w, const struct conn *c)
@@ -396,6 +405,8 @@ static void on_accept(struct worker *w, const struct completion *e)
 {
     struct uring *u = state(w);
     bool current = e->ud == ud_accept(u);
+    if (!(e->flags & IORING_CQE_F_MORE) && u->accepts_live)
+        u->accepts_live--; /* this accept's last completion */
     if (current && !(e->flags & IORING_CQE_F_MORE))
         u->accepting = false; /* the multishot ended (an error, or cancelled) */
     if (e->res >= 0) {
@@ -705,4 +716,5 @@ const struct loop_ops loop_uring = {
     .sendfile = ur_sendfile,
     .close = ur_close,
     .busy = ur_busy,
+    .accept_busy = ur_accept_busy,
 };

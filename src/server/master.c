@@ -20,6 +20,20 @@
  * there are none), and those already queued on it are reset, not left
  * hanging.
  *
+ * Where the workers share listeners (inherited from systemd or an upgrade,
+ * or a Unix socket: srv->listen_shared), a replacement simply takes the
+ * shared socket again; it is never closed or reopened, as the other
+ * workers keep accepting on it.
+ *
+ * systemd (sd.h): READY=1 once every worker reported on the ready pipe,
+ * RELOADING=1 then READY=1 around a log reopen, STOPPING=1 at a stop.
+ * SIGUSR2 is the zero-downtime upgrade (docs/DESIGN.md, "Upgrades"): a
+ * child executes the binary now at srv->exe_path with the listeners passed
+ * as for socket activation; once its workers serve it sends us SIGTERM,
+ * and we drain and exit as on any stop, but leave the pidfile (renamed
+ * FILE.oldbin meanwhile) and the Unix socket to the new master. If it dies
+ * first, the pidfile gets its name back and nothing else changes.
+ *
  * Signals are blocked here and taken synchronously with sigtimedwait, so no
  * handler and no global flag is needed.
  */
@@ -30,6 +44,7 @@
 #include "server/stats.h"
 #include "server/status.h"
 #include "server/worker.h"
+#include "sys/sd.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -39,13 +54,15 @@
 #define BACKOFF_MAX_MS   30000
 #define STABLE_MS        10000 /* a worker that ran this long resets the backoff */
 
-static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
+/* SIGIO: a worker wrote on the ready pipe; SIGUSR2: upgrade. */
+static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
 
 struct slot {
     int pid;            /* 0: not running */
     int64_t started;    /* ms */
     int64_t restart_at; /* ms; 0: none scheduled */
     int64_t backoff;    /* ms: the delay after the next early death (0: none yet) */
+    bool ready;         /* this pid reported on the ready pipe */
 };
 
 struct master {
@@ -56,6 +73,10 @@ struct master {
     int status_pid;            /* the --status process; 0: none running */
     int64_t status_restart_at; /* ms; 0: none scheduled */
     bool status_stop_sent;
+    bool announced;            /* READY=1 was sent */
+    int upgrade_pid;           /* the new master of an upgrade under way; 0 */
+    bool handed_over;          /* stopping because the new master took over */
+    char oldbin[PATH_MAX + 8]; /* "<pidfile>.oldbin" during an upgrade */
 };
 
 /* ---- the --status process (status.c): started after the workers, restarted
@@ -94,7 +115,7 @@ static bool status_died(struct master *m, int pid)
 static int reopen_listener(struct master *m, unsigned i)
 {
     struct server *srv = m->srv;
-    if (srv->listen_fds[i] >= 0)
+    if (srv->listen_fds[i] >= 0 || srv->listen_shared)
         return 0;
     int fd = sys_listen_tcp(&srv->listen_addr, srv->listen_len, 4096, true);
     if (fd < 0) {
@@ -119,6 +140,7 @@ static int start_worker(struct master *m, unsigned i)
     if (pid == 0)
         sys_exit(worker_run(m->srv, i));
     s->pid = pid;
+    s->ready = false;
     s->started = sys_now_ms();
     s->restart_at = 0;
     return 0;
@@ -156,6 +178,8 @@ static int64_t restart_delay(struct slot *s, int64_t now)
 
 static void close_listener(struct master *m, unsigned i)
 {
+    if (m->srv->listen_shared)
+        return; /* the other workers accept on it */
     if (m->srv->listen_fds[i] >= 0) {
         sys_close(m->srv->listen_fds[i]);
         m->srv->listen_fds[i] = -1;
@@ -183,13 +207,18 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     close_listener(m, i); /* nobody accepts on it for a while: out of the group */
 }
 
+static void upgrade_died(struct master *m, int status);
+
 static void reap(struct master *m)
 {
     int status, pid;
-    while ((pid = sys_waitpid_any(&status)) > 0)
+    while ((pid = sys_waitpid_any(&status)) > 0) {
+        if (pid == m->upgrade_pid)
+            upgrade_died(m, status);
         for (unsigned i = 0; i < m->srv->nlisten && !status_died(m, pid); i++)
             if (m->slots[i].pid == pid)
                 worker_died(m, i, pid, status);
+    }
 }
 
 static void signal_workers(struct master *m, int sig)
@@ -207,14 +236,38 @@ static bool any_running(const struct master *m)
     return false;
 }
 
+/* Sends msg to systemd's NOTIFY_SOCKET, if any; a failure is reported once
+ * per message and changes nothing else. */
+static void notify(const char *msg)
+{
+    int r = sd_notify_send(msg);
+    if (r < 0)
+        log_error_errno("notify systemd (NOTIFY_SOCKET)", msg, r);
+}
+
 static void begin_stop(struct master *m)
 {
     m->stopping = true;
     stats_set(&m->srv->stats->draining, 1); /* /healthz answers 503 from now */
+    /* The new master of an upgrade is the service now: a STOPPING=1 from
+     * us would stop it. */
+    if (!m->handed_over)
+        notify("STOPPING=1\nSTATUS=stopping: finishing the responses in flight");
     /* Our copies of the listeners would keep the ports open (connections
-     * queued but never accepted); closing them lets the kernel refuse. */
-    for (unsigned i = 0; i < m->srv->nlisten; i++)
-        close_listener(m, i);
+     * queued but never accepted); closing them lets the kernel refuse.
+     * Shared ones repeat in listen_fds: each is closed once. */
+    struct server *srv = m->srv;
+    for (unsigned i = 0; i < srv->nlisten; i++) {
+        int fd = srv->listen_fds[i];
+        for (unsigned j = i; fd >= 0 && j < srv->nlisten; j++)
+            if (srv->listen_fds[j] == fd)
+                srv->listen_fds[j] = -1;
+        if (fd >= 0)
+            sys_close(fd);
+    }
+    if (srv->tls_listen_fd >= 0)
+        sys_close(srv->tls_listen_fd);
+    srv->tls_listen_fd = -1;
     signal_workers(m, SIGTERM);
     m->kill_at = sys_now_ms() + (int64_t)m->srv->set.grace * 1000 + 1000;
 }
@@ -240,23 +293,164 @@ static void prepare_log_reopen(struct master *m)
     sys_close(fd);
 }
 
+static void start_upgrade(struct master *m);
+
+/* "upgrade: pid 4242 serves now; pid 4200 finishes its responses and exits" */
+static void report_handover(const struct master *m)
+{
+    char line[128];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "upgrade: pid ");
+    buf_put_u64(&b, (uint64_t)m->upgrade_pid);
+    buf_put_cstr(&b, " serves now; pid ");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    buf_put_cstr(&b, " finishes its responses and exits");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+}
+
 static void on_signal(struct master *m, int sig)
 {
     switch (sig) {
     case SIGTERM:
     case SIGINT:
-        if (m->stopping)
+        if (m->stopping) {
             signal_workers(m, SIGKILL); /* the second signal: now */
-        else
+        } else {
+            /* During an upgrade, TERM comes from the new master once it
+             * serves (or from an operator who chose the new one). */
+            m->handed_over = m->upgrade_pid > 0;
+            if (m->handed_over && !m->srv->set.quiet)
+                report_handover(m);
             begin_stop(m);
+        }
         break;
     case SIGHUP:
     case SIGUSR1:
+        /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
+        if (sig == SIGHUP && m->announced)
+            notify("RELOADING=1\nSTATUS=reopening the access log");
         prepare_log_reopen(m);
         signal_workers(m, sig);
+        if (sig == SIGHUP && m->announced)
+            notify("READY=1\nSTATUS=serving");
         break;
+    case SIGUSR2: start_upgrade(m); break;
     default: break; /* SIGCHLD: reaped below */
     }
+}
+
+/* "<pidfile>.oldbin", as nginx names it: the old master's pid while the
+ * new one writes the pidfile. */
+static void pidfile_move(struct master *m, bool aside)
+{
+    const char *pidfile = m->srv->set.pidfile;
+    if (!pidfile)
+        return;
+    struct buf b = buf_make(m->oldbin, sizeof m->oldbin - 1);
+    buf_put_cstr(&b, pidfile);
+    buf_put_cstr(&b, ".oldbin");
+    m->oldbin[b.full ? 0 : b.len] = '\0';
+    int r = aside ? sys_rename(pidfile, m->oldbin) : sys_rename(m->oldbin, pidfile);
+    if (r < 0)
+        log_error_errno("upgrade: rename the pidfile", pidfile, r);
+}
+
+static void upgrade_died(struct master *m, int status)
+{
+    char line[160];
+    struct buf b = buf_make(line, sizeof line - 1);
+    int st = sys_exit_status(status);
+    buf_put_cstr(&b, "upgrade: the new master (pid ");
+    buf_put_u64(&b, (uint64_t)m->upgrade_pid);
+    buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
+    buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
+    buf_put_cstr(&b, m->handed_over ? "" : " before it served; this one keeps serving");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+    if (!m->handed_over) {
+        pidfile_move(m, false);
+        notify("STATUS=serving (the upgrade failed; see the error log)");
+    }
+    m->upgrade_pid = 0;
+}
+
+/* SIGUSR2: a child executes the binary at srv->exe_path on our listeners. */
+static void start_upgrade(struct master *m)
+{
+    struct server *srv = m->srv;
+    int fds[SD_LISTEN_MAX];
+    const char *names[SD_LISTEN_MAX];
+    unsigned n = 0;
+    if (m->upgrade_pid > 0 || m->stopping) {
+        log_error("upgrade: SIGUSR2 ignored: an upgrade or a stop is under way");
+        return;
+    }
+    for (unsigned i = 0; i < srv->nlisten && n < SD_LISTEN_MAX; i++) {
+        bool seen = srv->listen_fds[i] < 0;
+        for (unsigned j = 0; j < n && !seen; j++)
+            seen = fds[j] == srv->listen_fds[i];
+        if (!seen) {
+            fds[n] = srv->listen_fds[i];
+            names[n++] = "http";
+        }
+    }
+    if (srv->tls_listen_fd >= 0 && n < SD_LISTEN_MAX) {
+        fds[n] = srv->tls_listen_fd;
+        names[n++] = "https";
+    }
+    char extra[48];
+    struct buf b = buf_make(extra, sizeof extra - 1);
+    buf_put_cstr(&b, "PITH_UPGRADE_FROM=");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    extra[b.len] = '\0';
+    pidfile_move(m, true);
+    int pid = sys_fork();
+    if (pid == 0) {
+        int r = sd_exec_with_listeners(srv->exe_path, srv->argv, fds, names, n, extra);
+        log_error_errno("upgrade: execute the new binary", srv->exe_path, r);
+        sys_exit(127);
+    }
+    if (pid < 0) {
+        log_error_errno("upgrade: fork", NULL, pid);
+        pidfile_move(m, false);
+        return;
+    }
+    m->upgrade_pid = pid;
+    notify("STATUS=upgrading: the new binary starts on the same listeners");
+}
+
+/* Marks the workers that reported on the ready pipe; once all serve, tells
+ * systemd (and the master this one replaces, which then drains). */
+static void collect_ready(struct master *m)
+{
+    struct server *srv = m->srv;
+    int32_t pid;
+    while (srv->ready_pipe[0] >= 0 &&
+           sys_read(srv->ready_pipe[0], &pid, sizeof pid) == (ssize_t)sizeof pid)
+        for (unsigned i = 0; i < srv->nlisten; i++)
+            if (m->slots[i].pid == pid)
+                m->slots[i].ready = true;
+    for (unsigned i = 0; i < srv->nlisten && srv->ready_pipe[0] < 0; i++)
+        m->slots[i].ready = m->slots[i].pid > 0; /* no pipe: started counts */
+    if (m->announced || m->stopping)
+        return;
+    for (unsigned i = 0; i < srv->nlisten; i++)
+        if (!m->slots[i].ready)
+            return;
+    m->announced = true;
+    char msg[PATH_MAX + 256];
+    struct buf b = buf_make(msg, sizeof msg - 1);
+    buf_put_cstr(&b, "READY=1\nMAINPID=");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    buf_put_cstr(&b, "\nSTATUS=serving ");
+    buf_put_cstr(&b, srv->root_path);
+    buf_put_cstr(&b, " on ");
+    buf_put_cstr(&b, srv->url);
+    msg[b.full ? 0 : b.len] = '\0';
+    notify(msg);
+    if (srv->upgrade_from > 0 && sys_getppid() == srv->upgrade_from)
+        sys_kill(srv->upgrade_from, SIGTERM); /* the old master drains and exits */
 }
 
 static void restart_due(struct master *m)
@@ -288,6 +482,8 @@ int master_run(struct server *srv)
 {
     struct master m = {.srv = srv};
     srv->master_pid = sys_getpid();
+    if (sys_pipe_notify(srv->ready_pipe) < 0)
+        srv->ready_pipe[0] = srv->ready_pipe[1] = -1; /* READY=1 once forked */
     for (unsigned i = 0; i < srv->nlisten; i++)
         start_worker(&m, i);
     start_status(&m);
@@ -296,6 +492,7 @@ int master_run(struct server *srv)
         if (sig > 0)
             on_signal(&m, sig);
         reap(&m);
+        collect_ready(&m);
         if (m.stopping) {
             /* The status process answers 503 until the last worker is
              * gone, then goes too. */
@@ -314,7 +511,12 @@ int master_run(struct server *srv)
         }
         restart_due(&m);
     }
-    if (srv->set.pidfile)
+    /* Handed over, the pidfile and the Unix socket are the new master's. */
+    if (m.handed_over && srv->set.pidfile)
+        sys_unlink(m.oldbin);
+    else if (srv->set.pidfile)
         sys_unlink(srv->set.pidfile);
+    if (!m.handed_over && srv->unix_path[0])
+        sys_unlink(srv->unix_path);
     return 0;
 }

@@ -53,6 +53,8 @@ struct settings {
     struct span real_ip_header; /* e.g. X-Forwarded-For; empty: off */
     bool log_json;              /* --log-format json (else combined) */
     const char *status;         /* --status ADDR:PORT; NULL: off */
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    bool check; /* --check: validate, print the plan, exit */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -77,6 +79,16 @@ struct server {
     int status_fd;
     char status_url[128];
     struct stats_shared *stats;
+    /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
+    bool listen_shared;      /* listen_fds name a few sockets that workers share
+                              * (inherited, or a Unix socket): never reopened */
+    bool listen_inherited;   /* from socket activation or an upgrade */
+    int tls_listen_fd;       /* hook: an inherited socket named "https"; -1: none */
+    char unix_path[108];     /* the Unix socket pith bound (removed at a stop); "" */
+    char exe_path[PATH_MAX]; /* what SIGUSR2 executes (this binary's path at start) */
+    char *const *argv;       /* ... with these arguments */
+    int upgrade_from;        /* the master this one replaces (told when ready); 0 */
+    int ready_pipe[2];       /* each worker writes its pid once it serves; -1: none */
 };
 
 #endif

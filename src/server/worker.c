@@ -2,8 +2,11 @@
 /*
  * worker.c - one worker process: its own event loop (loop.h: epoll or
  * io_uring) over its own SO_REUSEPORT listener (the kernel spreads
- * connections, no thundering herd), a fixed table of connections, and the
- * loop that expires deadlines, flushes the log and handles signals.
+ * connections, no thundering herd) or a listener shared with the other
+ * workers (inherited from systemd or an upgrade, or a Unix socket), a fixed
+ * table of connections, and the loop that expires deadlines, flushes the
+ * log and handles signals. Once set up it tells the master on the ready
+ * pipe (systemd's READY=1 and an upgrade's handover wait for every worker).
  *
  * A closed connection is freed at the end of the loop iteration, once the
  * backend no longer reads its memory: the same deferred free on both
@@ -66,7 +69,11 @@ static bool worker_can_accept(const struct worker *w)
 
 void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer)
 {
-    if (!worker_can_accept(w)) {
+    /* While draining, a connection the kernel accepted for us (io_uring,
+     * before the accept's cancellation) is served like any other (its
+     * response says Connection: close): dropped, its client would fail
+     * where the workers sharing the listener would have served it. */
+    if (!w->free_conns && w->next_unused >= w->nconns) {
         sys_close(fd); /* accepted in the same batch as the last free slot */
         return;
     }
@@ -191,7 +198,8 @@ static void run_loop(struct worker *w)
             if (!w->draining && worker_can_accept(w))
                 worker_set_listening(w, true);
         }
-        if (w->draining && (w->active == 0 || w->now_ms >= w->drain_deadline_ms))
+        if (w->draining &&
+            ((w->active == 0 && !w->loop->accept_busy(w)) || w->now_ms >= w->drain_deadline_ms))
             return;
     }
 }
@@ -289,22 +297,38 @@ static void report_closes(const struct worker *w)
     log_error(line);
 }
 
+/* Tells the master this worker serves (its pid, one atomic pipe write):
+ * readiness for systemd, and the moment an upgrade hands over. A pipe,
+ * not a signal, because a worker that dropped to --user may not signal a
+ * master that is root. */
+static void report_ready(const struct server *srv)
+{
+    if (srv->ready_pipe[1] < 0)
+        return;
+    int32_t pid = sys_getpid();
+    sys_write(srv->ready_pipe[1], &pid, sizeof pid);
+    sys_close(srv->ready_pipe[1]);
+}
+
 int worker_run(const struct server *srv, unsigned index)
 {
     /* The master holds the other workers' listeners; this one needs only its
      * own. If the master dies, so do we (no orphaned workers): the request
      * is checked against a master that died before it was made. */
     for (unsigned i = 0; i < srv->nlisten; i++)
-        if (i != index)
+        if (srv->listen_fds[i] != srv->listen_fds[index]) /* shared ones repeat */
             sys_close(srv->listen_fds[i]);
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd); /* the status process's alone */
+    if (srv->ready_pipe[0] >= 0)
+        sys_close(srv->ready_pipe[0]);
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;
     struct worker *w = sys_map(sizeof *w);
     if (!w || worker_init(w, srv, index) < 0)
         return 1;
+    report_ready(srv);
     run_loop(w);
     access_log_flush(&w->log);
     if (!w->set->quiet)

@@ -154,4 +154,27 @@ void *sys_map_shared(size_t n);
 /* Gives back a sys_map() region (NULL: nothing). */
 void sys_unmap(void *p, size_t n);
 
+/* ---- production: Unix sockets, upgrades (issue 13, systemd) ----------------- */
+/* A non-blocking listening Unix socket at path, mode `mode`, owned by
+ * uid:gid (-1: unchanged). A file already at path is replaced only when it
+ * is a socket nobody listens on (a stale one): -EADDRINUSE when a server
+ * answers there, -EEXIST when it is not a socket. */
+int sys_listen_unix(const char *path, int backlog, unsigned mode, int uid, int gid);
+/* What sys_listen_unix would find at path: 0 free (or stale), -EADDRINUSE,
+ * -EEXIST (not a socket), or another -errno (e.g. the directory is missing). */
+int sys_unix_path_free(const char *path);
+/* The socket's own address (getsockname). */
+int sys_local_addr(int fd, struct sockaddr_storage *addr, socklen_t *len);
+/* 1 when SO_REUSEPORT is set on fd, 0 when not, or -errno. */
+int sys_is_reuseport(int fd);
+/* This program's path (/proc/self/exe) into out[cap]: an upgrade executes
+ * whatever file is at this path then. */
+int sys_exe_path(char *out, size_t cap);
+int sys_rename(const char *from, const char *to);
+/* "USER" or "USER:GROUP" to ids. 0, -ENOENT (no such user or group). */
+int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid);
+/* A pipe (both ends CLOEXEC, the read end non-blocking) whose read end
+ * raises SIGIO in this process when bytes arrive: workers report on it. */
+int sys_pipe_notify(int fds[2]);
+
 #endif

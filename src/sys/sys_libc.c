@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -618,4 +619,132 @@ void sys_unmap(void *p, size_t n)
 {
     if (p)
         munmap(p, n);
+}
+
+/* ---- production: Unix sockets, upgrades ---------------------------------- */
+
+static int unix_addr(const char *path, struct sockaddr_un *sa)
+{
+    size_t n = strlen(path);
+    *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+    if (n == 0 || n >= sizeof sa->sun_path)
+        return -ENAMETOOLONG;
+    memcpy(sa->sun_path, path, n + 1);
+    return 0;
+}
+
+int sys_unix_path_free(const char *path)
+{
+    struct sockaddr_un sa;
+    struct stat st;
+    int r = unix_addr(path, &sa);
+    if (r < 0)
+        return r;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISSOCK(st.st_mode))
+        return -EEXIST;
+    /* A socket file: stale unless somebody accepts on it. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    int e = errno;
+    close(fd);
+    if (r == 0 || e == EAGAIN) /* EAGAIN: a listener whose queue is full */
+        return -EADDRINUSE;
+    return e == ECONNREFUSED ? 0 : -e;
+}
+
+int sys_listen_unix(const char *path, int backlog, unsigned mode, int uid, int gid)
+{
+    struct sockaddr_un sa;
+    int r = unix_addr(path, &sa);
+    if (r < 0 || (r = sys_unix_path_free(path)) < 0)
+        return r;
+    unlink(path); /* a stale socket, or nothing */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    /* Created owner-only, then opened up to `mode` once owned right, so
+     * nobody can connect in between with more rights than asked for. */
+    mode_t old = umask(0177);
+    r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (r < 0 || (uid >= 0 && chown(path, (uid_t)uid, (gid_t)gid) < 0) ||
+        chmod(path, (mode_t)mode) < 0 || listen(fd, backlog) < 0) {
+        int e = errno;
+        if (r == 0)
+            unlink(path);
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+int sys_local_addr(int fd, struct sockaddr_storage *addr, socklen_t *len)
+{
+    *len = sizeof *addr;
+    return (int)ret(getsockname(fd, (struct sockaddr *)addr, len));
+}
+
+int sys_is_reuseport(int fd)
+{
+    int on = 0;
+    socklen_t len = sizeof on;
+    if (getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &len) < 0)
+        return -errno;
+    return on != 0;
+}
+
+int sys_exe_path(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n < 0)
+        return -errno;
+    out[n] = '\0';
+    return 0;
+}
+
+int sys_rename(const char *from, const char *to)
+{
+    return (int)ret(rename(from, to));
+}
+
+int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid)
+{
+    char user[256];
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (n == 0 || n >= sizeof user)
+        return -ENOENT;
+    memcpy(user, spec, n);
+    user[n] = '\0';
+    errno = 0;
+    struct passwd *pw = getpwnam(user);
+    if (!pw)
+        return errno ? -errno : -ENOENT;
+    *uid = pw->pw_uid;
+    *gid = pw->pw_gid;
+    if (colon) {
+        errno = 0;
+        struct group *gr = getgrnam(colon + 1);
+        if (!gr)
+            return errno ? -errno : -ENOENT;
+        *gid = gr->gr_gid;
+    }
+    return 0;
+}
+
+int sys_pipe_notify(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -errno;
+    if (fcntl(fds[0], F_SETOWN, getpid()) < 0 || fcntl(fds[0], F_SETFL, O_NONBLOCK | O_ASYNC) < 0) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return -e;
+    }
+    return 0;
 }
