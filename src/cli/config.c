@@ -321,6 +321,8 @@ static void opsnet_settings(const struct config *cfg, struct settings *out)
         out->real_ip_header = span_make(cfg->real_ip_header, cstr_len(cfg->real_ip_header));
     out->log_json = cfg->log_format && cfg->log_format[0] == 'j';
     out->status = cfg->status;
+}
+
 /* --unix-mode: 1 to 4 octal digits, at most 0777 (no set-id or sticky bits:
  * they mean nothing on a socket). */
 static bool octal_mode(struct parser *ps, const char *v, unsigned *out)
