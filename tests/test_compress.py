@@ -284,6 +284,8 @@ def test_dry_run_writes_nothing(site):
     assert snapshot(root) == before
     assert "would compress js/app.js (br, zstd, gzip)" in p.stdout
     assert len(re.findall(r"^would compress ", p.stdout, re.M)) == len(files)
+    assert p.stdout.endswith("dry run: %d files would be compressed, 0 up to date, 0 variants "
+                             "would be pruned, 0 failed\n" % len(files))
 
 
 # -- --out DIR -------------------------------------------------------------------------------

@@ -259,6 +259,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static void print_table(const struct run *r, double secs)
 {
+    if (r->opt.dry_run) { /* nothing was compressed: no sizes to show */
+        printf("dry run: %u file%s would be compressed, %u up to date, %u variant%s would be "
+               "pruned, %u failed\n",
+               r->compressed, r->compressed == 1 ? "" : "s", r->current, r->pruned,
+               r->pruned == 1 ? "" : "s", r->failed);
+        return;
+    }
     printf("%-8s %8s %14s %14s %14s %7s\n", "encoding", "files", "original B", "variants B",
            "saved B", "saved");
     for (int c = 0; c < CODEC_COUNT; c++) {
