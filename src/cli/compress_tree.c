@@ -601,12 +601,13 @@ static void prune_dir(struct run *r, int vfd, int ofd, const char *rel, unsigned
             continue;
         if (S_ISDIR(st.st_mode)) {
             int cv = openat(vfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int cv_err = errno;
             int co =
                 ofd < 0 ? -1 : openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             bool gone = ofd < 0 || (co < 0 && (errno == ENOENT || errno == ENOTDIR));
             snprintf(sub, sizeof sub, "%s%s/", rel, name);
             if (cv < 0)
-                compress_error(r, rel, name, "cannot open the directory: %s", strerror(errno));
+                compress_error(r, rel, name, "cannot open the directory: %s", strerror(cv_err));
             else if (co >= 0 || gone) /* else F's directory is there but unreadable: keep */
                 prune_dir(r, cv, co, sub, depth + 1);
             if (cv >= 0)
