@@ -382,14 +382,15 @@ def _as_nobody():
 
 
 def test_an_unreadable_file_fails_and_the_rest_is_done():
-    """open() fails with EACCES. Root reads any file, so as root the tool
+    """open() fails with EACCES, for a file and for a directory. Root reads
+    any file, so as root the tool
     runs as nobody (uid 65534), which then honestly cannot read a mode-000
     file; as any other user the mode alone does it."""
     base = tempfile.mkdtemp(prefix="pith-compress-", dir="/tmp")  # reachable by nobody
     try:
         os.chmod(base, 0o755)
         root = os.path.join(base, "site")
-        for name, seed in (("a.js", 1), ("b.css", 2), ("c.html", 3)):
+        for name, seed in (("a.js", 1), ("b.css", 2), ("c.html", 3), ("private/d.js", 4)):
             write(os.path.join(root, name), text(3000, seed))
         os.chmod(os.path.join(root, "b.css"), 0)
         pre = None
@@ -398,15 +399,19 @@ def test_an_unreadable_file_fails_and_the_rest_is_done():
                 for n in dirs + fs + [""]:
                     os.chown(os.path.join(d, n), 65534, 65534)
             pre = _as_nobody
+        os.chmod(os.path.join(root, "private"), 0)
         p = subprocess.run([PITH_BIN, "compress", root], capture_output=True, text=True,
                            timeout=60, preexec_fn=pre)
         assert not SANITIZER_RE.search(p.stderr), p.stderr
         assert p.returncode == 1, p.stdout + p.stderr
-        assert p.stderr.strip().splitlines() == [
-            "pith compress: b.css: cannot open: Permission denied"]
+        assert sorted(p.stderr.strip().splitlines()) == [
+            "pith compress: b.css: cannot open: Permission denied",
+            "pith compress: private: cannot open the directory: Permission denied"]
         assert variants(root) == sorted(n + s for n in ("a.js", "c.html") for s in SUFFIXES)
-        assert "2 files compressed" in p.stdout and "1 failed" in p.stdout
+        assert "2 files compressed" in p.stdout and "2 failed" in p.stdout
     finally:
+        if os.path.isdir(os.path.join(base, "site", "private")):
+            os.chmod(os.path.join(base, "site", "private"), 0o755)
         shutil.rmtree(base)
 
 
