@@ -584,3 +584,24 @@ def test_a_name_too_long_for_its_variants_fails_and_the_rest_is_done(tmp_path):
                         "255 bytes\n" % long_name)
     assert variants(root) == sorted("ok.css" + s for s in SUFFIXES)
     assert "1 file compressed" in p.stdout and "1 failed" in p.stdout
+
+
+def test_variants_of_a_file_now_too_small_are_removed_when_stale(tmp_path):
+    """F shrank under 256 bytes: it gets no new variants, and the old ones,
+    made from other content, go (a newer one would otherwise be served)."""
+    root = str(tmp_path / "r")
+    f = os.path.join(root, "a.js")
+    g = os.path.join(root, "b.js")
+    write(f, text(3000, 1), mtime=1_700_000_000)
+    write(g, text(3000, 2), mtime=1_700_000_000)
+    assert compress(root).returncode == 0
+    write(f, b"tiny", mtime=1_600_000_000)  # older than its variants (rsync -t)
+    write(g, b"tiny too", mtime=1_800_000_000)  # newer
+    dry = compress("--dry-run", root)
+    assert "would remove a.js.br (stale: a.js is under 256 bytes now)" in dry.stdout
+    assert len(variants(root)) == 6
+    p = compress(root)
+    assert p.returncode == 0, p.stderr
+    assert variants(root) == []
+    assert "removed b.js.zst (stale: b.js is under 256 bytes now)" in p.stdout
+    assert " 6 pruned" in p.stdout
