@@ -144,7 +144,9 @@ def test_zstd_window_stays_within_8_mib(tmp_path):
     """A file larger than 8 MiB (long-distance matching on) still gets a
     window of at most 8 MiB, what browsers accept (RFC 9659)."""
     root = str(tmp_path / "big")
-    data = text(9 * 1024 * 1024 + 123, 99)
+    # Nine copies of 1 MiB: zstd -19 finds the long matches at once (under
+    # a second), and an uncapped window would be 16 MiB for this size.
+    data = text(1024 * 1024, 99) * 9 + text(123, 5)
     write(os.path.join(root, "big.txt"), data)
     p = compress("--encodings", "zstd", root, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -282,6 +284,8 @@ def test_dry_run_writes_nothing(site):
     assert snapshot(root) == before
     assert "would compress js/app.js (br, zstd, gzip)" in p.stdout
     assert len(re.findall(r"^would compress ", p.stdout, re.M)) == len(files)
+    assert p.stdout.endswith("dry run: %d files would be compressed, 0 up to date, 0 variants "
+                             "would be pruned, 0 failed\n" % len(files))
 
 
 # -- --out DIR -------------------------------------------------------------------------------
@@ -378,14 +382,15 @@ def _as_nobody():
 
 
 def test_an_unreadable_file_fails_and_the_rest_is_done():
-    """open() fails with EACCES. Root reads any file, so as root the tool
+    """open() fails with EACCES, for a file and for a directory. Root reads
+    any file, so as root the tool
     runs as nobody (uid 65534), which then honestly cannot read a mode-000
     file; as any other user the mode alone does it."""
     base = tempfile.mkdtemp(prefix="pith-compress-", dir="/tmp")  # reachable by nobody
     try:
         os.chmod(base, 0o755)
         root = os.path.join(base, "site")
-        for name, seed in (("a.js", 1), ("b.css", 2), ("c.html", 3)):
+        for name, seed in (("a.js", 1), ("b.css", 2), ("c.html", 3), ("private/d.js", 4)):
             write(os.path.join(root, name), text(3000, seed))
         os.chmod(os.path.join(root, "b.css"), 0)
         pre = None
@@ -394,15 +399,19 @@ def test_an_unreadable_file_fails_and_the_rest_is_done():
                 for n in dirs + fs + [""]:
                     os.chown(os.path.join(d, n), 65534, 65534)
             pre = _as_nobody
+        os.chmod(os.path.join(root, "private"), 0)
         p = subprocess.run([PITH_BIN, "compress", root], capture_output=True, text=True,
                            timeout=60, preexec_fn=pre)
         assert not SANITIZER_RE.search(p.stderr), p.stderr
         assert p.returncode == 1, p.stdout + p.stderr
-        assert p.stderr.strip().splitlines() == [
-            "pith compress: b.css: cannot open: Permission denied"]
+        assert sorted(p.stderr.strip().splitlines()) == [
+            "pith compress: b.css: cannot open: Permission denied",
+            "pith compress: private: cannot open the directory: Permission denied"]
         assert variants(root) == sorted(n + s for n in ("a.js", "c.html") for s in SUFFIXES)
-        assert "2 files compressed" in p.stdout and "1 failed" in p.stdout
+        assert "2 files compressed" in p.stdout and "2 failed" in p.stdout
     finally:
+        if os.path.isdir(os.path.join(base, "site", "private")):
+            os.chmod(os.path.join(base, "site", "private"), 0o755)
         shutil.rmtree(base)
 
 
@@ -531,7 +540,7 @@ def test_file_modes_follow_the_original(tmp_path):
 
 def test_sigint_finishes_the_files_in_flight_and_leaves_nothing_half_done(tmp_path):
     root = str(tmp_path / "many")
-    files = {"f%02d.js" % i: text(60000, 500 + i) for i in range(40)}
+    files = {"f%02d.js" % i: text(60000, 500 + i) for i in range(20)}
     for name, data in files.items():
         write(os.path.join(root, name), data)
     p = subprocess.Popen([PITH_BIN, "compress", "--jobs", "1", root], stdout=subprocess.PIPE,
@@ -556,7 +565,7 @@ def test_sigint_finishes_the_files_in_flight_and_leaves_nothing_half_done(tmp_pa
             assert decode(os.path.join(root, name + s)) == files[name]
     assert [f for f in os.listdir(root) if f.startswith(".")] == []
     # The next run completes the rest.
-    q = compress("--jobs", "2", root, timeout=120)
+    q = compress("--jobs", "2", "--level", "fast", root, timeout=120)
     assert q.returncode == 0, q.stderr
     assert "%d files compressed, %d up to date" % (len(files) - len(done), len(done)) in q.stdout
 
@@ -575,3 +584,24 @@ def test_a_name_too_long_for_its_variants_fails_and_the_rest_is_done(tmp_path):
                         "255 bytes\n" % long_name)
     assert variants(root) == sorted("ok.css" + s for s in SUFFIXES)
     assert "1 file compressed" in p.stdout and "1 failed" in p.stdout
+
+
+def test_variants_of_a_file_now_too_small_are_removed_when_stale(tmp_path):
+    """F shrank under 256 bytes: it gets no new variants, and the old ones,
+    made from other content, go (a newer one would otherwise be served)."""
+    root = str(tmp_path / "r")
+    f = os.path.join(root, "a.js")
+    g = os.path.join(root, "b.js")
+    write(f, text(3000, 1), mtime=1_700_000_000)
+    write(g, text(3000, 2), mtime=1_700_000_000)
+    assert compress(root).returncode == 0
+    write(f, b"tiny", mtime=1_600_000_000)  # older than its variants (rsync -t)
+    write(g, b"tiny too", mtime=1_800_000_000)  # newer
+    dry = compress("--dry-run", root)
+    assert "would remove a.js.br (stale: a.js is under 256 bytes now)" in dry.stdout
+    assert len(variants(root)) == 6
+    p = compress(root)
+    assert p.returncode == 0, p.stderr
+    assert variants(root) == []
+    assert "removed b.js.zst (stale: b.js is under 256 bytes now)" in p.stdout
+    assert " 6 pruned" in p.stdout

@@ -59,7 +59,9 @@ static const char usage_text[] =
     "and only files changed since their variants were made are redone. Variants are\n"
     "written to a temporary file and renamed, so a running pith never serves a part.\n"
     "zstd windows stay within 8 MiB (RFC 9659), brotli's within 16 MiB.\n"
-    "Exit status: 0 done, 1 some file failed (each named on stderr), 2 bad usage.\n";
+    "A first Ctrl-C (or SIGTERM) finishes the files in flight and stops.\n"
+    "Exit status: 0 done, 1 some file failed (each named on stderr) or interrupted,\n"
+    "2 bad usage.\n";
 
 /* --- messages ------------------------------------------------------------------ */
 
@@ -78,7 +80,7 @@ void compress_error(struct run *r, const char *rel, const char *name, const char
     va_list ap;
     r->failed++;
     compress_clear_bar(r);
-    fprintf(stderr, "pith compress: %s%s: ", rel, name);
+    fprintf(stderr, "pith compress: %s%s: ", rel, rel[0] || name[0] ? name : "."); /* ROOT */
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -132,7 +134,9 @@ void compress_draw_bar(struct run *r)
     int n = snprintf(line, sizeof line, "[%s] %llu/%llu files  %s/%s  %s/s  ETA %s", bar,
                      (unsigned long long)r->done_files, (unsigned long long)r->total_files, done_s,
                      total_s, rate_s, eta);
-    unsigned width = term_width() - 1;
+    unsigned width = term_width() - 1; /* the last column would wrap on some terminals */
+    if (width >= sizeof line)
+        width = sizeof line - 1;
     if (n > 0 && (unsigned)n > width)
         line[width] = 0;
     fprintf(stderr, "\r\033[K%s", line);
@@ -194,7 +198,11 @@ static int parse_jobs(const char *v, unsigned *jobs)
 static int parse_options(int argc, char **argv, struct options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (struct options){.level = CODEC_MAX, .jobs = cpus < 1 ? 1 : (unsigned)cpus};
+    /* One thread per online CPU, within the thread table's JOBS_MAX. */
+    *o = (struct options){.level = CODEC_MAX,
+                          .jobs = cpus < 1          ? 1
+                                  : cpus > JOBS_MAX ? JOBS_MAX
+                                                    : (unsigned)cpus};
     for (int c = 0; c < CODEC_COUNT; c++)
         o->enc[c] = true;
     bool options_done = false;
@@ -259,6 +267,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static void print_table(const struct run *r, double secs)
 {
+    if (r->opt.dry_run) { /* nothing was compressed: no sizes to show */
+        printf("dry run: %u file%s would be compressed, %u up to date, %u variant%s would be "
+               "pruned, %u failed\n",
+               r->compressed, r->compressed == 1 ? "" : "s", r->current, r->pruned,
+               r->pruned == 1 ? "" : "s", r->failed);
+        return;
+    }
     printf("%-8s %8s %14s %14s %14s %7s\n", "encoding", "files", "original B", "variants B",
            "saved B", "saved");
     for (int c = 0; c < CODEC_COUNT; c++) {

@@ -455,11 +455,43 @@ static int ensure_out(struct dir *d)
 
 static void walk_dir(struct run *r, struct dir *d, unsigned depth);
 
+/* F is now too small for variants, but old ones may remain. One whose mtime
+ * differs from F's was made from other content: older ones the server
+ * ignores, but a newer one (F put back by rsync -t) it would serve, so they
+ * go. Only the walker calls it, in the second pass. */
+static void remove_stale(struct run *r, struct dir *d, const char *name, const struct stat *st)
+{
+    for (int c = 0; c < CODEC_COUNT && d->out_fd >= 0; c++) {
+        char vname[NAME_MAX + 8];
+        struct stat vst;
+        snprintf(vname, sizeof vname, "%s%s", name, codec_suffix(c));
+        if (!r->opt.enc[c] || fstatat(d->out_fd, vname, &vst, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(vst.st_mode) || same_mtime(&vst, st))
+            continue;
+        int e = r->opt.dry_run || unlinkat(d->out_fd, vname, 0) == 0 ? 0 : errno;
+        pthread_mutex_lock(&r->mu);
+        if (e)
+            compress_error(r, d->rel, vname, "cannot remove it (stale): %s", strerror(e));
+        else {
+            if (r->opt.dry_run || !r->tty)
+                printf("%s %s%s (stale: %s is under %d bytes now)\n",
+                       r->opt.dry_run ? "would remove" : "removed", d->rel, vname, name, MIN_SIZE);
+            r->pruned++;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
 static void on_file(struct run *r, struct dir *d, const char *name, const struct stat *st)
 {
     enum codec_kind kind;
-    if (st->st_size < MIN_SIZE || !compressible(name, &kind))
+    if (!compressible(name, &kind))
         return;
+    if (st->st_size < MIN_SIZE) {
+        if (!r->counting)
+            remove_stale(r, d, name, st);
+        return;
+    }
     unsigned todo = stale_codecs(r, d, name, st);
     pthread_mutex_lock(&r->mu);
     if (!todo) {
@@ -601,12 +633,13 @@ static void prune_dir(struct run *r, int vfd, int ofd, const char *rel, unsigned
             continue;
         if (S_ISDIR(st.st_mode)) {
             int cv = openat(vfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int cv_err = errno;
             int co =
                 ofd < 0 ? -1 : openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             bool gone = ofd < 0 || (co < 0 && (errno == ENOENT || errno == ENOTDIR));
             snprintf(sub, sizeof sub, "%s%s/", rel, name);
             if (cv < 0)
-                compress_error(r, rel, name, "cannot open the directory: %s", strerror(errno));
+                compress_error(r, rel, name, "cannot open the directory: %s", strerror(cv_err));
             else if (co >= 0 || gone) /* else F's directory is there but unreadable: keep */
                 prune_dir(r, cv, co, sub, depth + 1);
             if (cv >= 0)
