@@ -186,10 +186,13 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
 static void reap(struct master *m)
 {
     int status, pid;
-    while ((pid = sys_waitpid_any(&status)) > 0)
-        for (unsigned i = 0; i < m->srv->nlisten && !status_died(m, pid); i++)
+    while ((pid = sys_waitpid_any(&status)) > 0) {
+        if (status_died(m, pid))
+            continue;
+        for (unsigned i = 0; i < m->srv->nlisten; i++)
             if (m->slots[i].pid == pid)
                 worker_died(m, i, pid, status);
+    }
 }
 
 static void signal_workers(struct master *m, int sig)
