@@ -72,10 +72,13 @@ def metrics(port):
 
 
 def wait_metric(port, key, pred, timeout=5.0):
+    """/metrics once pred(value of key) holds (key None: pred(all)). A
+    counter moves when pith ends the exchange, which may be just after the
+    client has the response (io_uring reports the send later)."""
     deadline = time.monotonic() + timeout
     while True:
         m = metrics(port)
-        if pred(m.get(key)) or time.monotonic() > deadline:
+        if pred(m if key is None else m.get(key)) or time.monotonic() > deadline:
             return m
         time.sleep(0.05)
 

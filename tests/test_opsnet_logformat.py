@@ -62,19 +62,21 @@ def test_json_is_exact_on_hostile_input(pith, tmp_path, docroot):
 
 def test_json_duration_counts_the_response(pith, tmp_path):
     """A response the client reads slowly takes longer than one it reads at
-    once: the duration ends when the last byte went to the kernel."""
+    once: the duration ends when the last byte went to the kernel. 12 MiB is
+    more than the socket buffers hold (tcp_wmem's 4 MiB maximum and a 64 KiB
+    receive buffer), so pith must wait for the client's sleep."""
     www = tmp_path / "www"
     www.mkdir()
-    (www / "opsnet-big.bin").write_bytes(os.urandom(8 << 20))
+    (www / "opsnet-big.bin").write_bytes(os.urandom(12 << 20))
     log = tmp_path / "access.log"
     s = pith("--log", str(log), "--log-format", "json", root=str(www))
-    with s.conn(rcvbuf=4096) as c:
+    with s.conn(rcvbuf=65536) as c:
         c.send(b"GET /opsnet-big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
         import time
         time.sleep(0.3)  # the socket fills; pith waits for the client
         assert c.read_response().status == 200
     line = json.loads(wait_lines(log, 1)[0])
-    assert line["bytes"] == 8 << 20
+    assert line["bytes"] == 12 << 20
     assert line["duration_us"] >= 250_000, line
 
 

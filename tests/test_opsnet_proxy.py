@@ -26,24 +26,27 @@ def proxied(pith, tmp_path, *extra, trusted="127.0.0.0/8"):
     return s, log
 
 
-@pytest.mark.parametrize("header,client", [
+HEADERS = [
     (v1("203.0.113.7"), "203.0.113.7"),
     (v1("2001:db8::7"), "2001:db8::7"),
     (v2("198.51.100.9"), "198.51.100.9"),
     (v2("2001:db8::9"), "2001:db8::9"),
     (v2("::ffff:198.51.100.10"), "198.51.100.10"),
-])
-def test_header_names_the_client(pith, tmp_path, header, client):
+]
+
+
+def test_header_names_the_client(pith, tmp_path):
+    """v1 TCP4 and TCP6, v2 IPv4, IPv6 and v4-mapped IPv6 (logged as IPv4);
+    the next keep-alive request on the connection is the same client."""
     s, log = proxied(pith, tmp_path)
-    with s.conn() as c:
-        c.send(header + GET)
-        r = c.read_response()
-        assert r.status == 200
-        # Keep-alive: the next request on the connection is the same client.
-        r = c.exchange("GET", "/index.html")
-        assert r.status == 200
-    lines = json_lines(log, 2)
-    assert [l["remote_addr"] for l in lines] == [client, client], lines
+    for header, _ in HEADERS:
+        with s.conn() as c:
+            c.send(header + GET)
+            assert c.read_response().status == 200
+            assert c.exchange("GET", "/index.html").status == 200
+    lines = json_lines(log, 2 * len(HEADERS))
+    want = [client for _, client in HEADERS for _ in (1, 2)]
+    assert [l["remote_addr"] for l in lines] == want, lines
 
 
 def test_v2_local_and_tlvs(pith, tmp_path):
@@ -78,6 +81,17 @@ def test_header_split_across_reads(pith, tmp_path):
         assert c.read_response().status == 200
     lines = json_lines(log, 2)
     assert [l["remote_addr"] for l in lines] == ["198.51.100.77", "203.0.113.70"]
+
+
+def test_v4_mapped_peer_trusted_by_an_ipv4_prefix(pith, tmp_path):
+    """On the default dual-stack listener an IPv4 client is ::ffff:127.0.0.1
+    (where the machine has IPv6): 127.0.0.0/8 still matches it."""
+    log = tmp_path / "access.log"
+    s = pith("--proxy-protocol", "--trusted-proxy", "127.0.0.0/8", "--log", str(log), addr=None)
+    with s.conn() as c:
+        c.send(v2("203.0.113.44") + GET)
+        assert c.read_response().status == 200
+    assert wait_lines(log, 1)[0].startswith(b"203.0.113.44 - - ["), wait_lines(log, 1)
 
 
 def test_pipelined_after_header(pith, tmp_path):
@@ -157,7 +171,12 @@ def test_status_counts_decisions(pith, tmp_path):
         c.send(b"PROXY TCP9\r\n")
         assert closed_without_answer(c)
     assert s.raw(GET)[0].status == 400
-    m = wait_metric(sp, 'pith_client_address_total{decision="proxy_missing"}', lambda v: v == 1)
+    want = {'pith_client_address_total{decision="proxy_missing"}': 1,
+            'pith_client_address_total{decision="proxy_accepted"}': 1,
+            'pith_client_address_total{decision="proxy_malformed"}': 1,
+            'pith_connections_closed_total{reason="proxy"}': 1}
+    m = wait_metric(sp, None, lambda m: all(m.get(k) == v for k, v in want.items()))
+    assert m['pith_client_address_total{decision="proxy_missing"}'] == 1
     assert m['pith_client_address_total{decision="proxy_accepted"}'] == 1
     assert m['pith_client_address_total{decision="proxy_malformed"}'] == 1
     assert m['pith_connections_closed_total{reason="proxy"}'] == 1

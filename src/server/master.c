@@ -215,7 +215,9 @@ static void reap(struct master *m)
     while ((pid = sys_waitpid_any(&status)) > 0) {
         if (pid == m->upgrade_pid)
             upgrade_died(m, status);
-        for (unsigned i = 0; i < m->srv->nlisten && !status_died(m, pid); i++)
+        if (status_died(m, pid))
+            continue;
+        for (unsigned i = 0; i < m->srv->nlisten; i++)
             if (m->slots[i].pid == pid)
                 worker_died(m, i, pid, status);
     }
