@@ -163,6 +163,26 @@ def test_bad_inherited_descriptors_exit_1(site, tmp_path, names, fds, want):
             k.close() if hasattr(k, "close") else os.close(k)
 
 
+@pytest.mark.parametrize("value", ["1x", "", "-1", "99999999999"])
+def test_malformed_listen_fds_exits_1(site, tmp_path, value):
+    p = Launched(["--workers", "1", str(site)], listen_fds=value, tmp=tmp_path)
+    try:
+        assert p.wait_exit() == 1
+        assert "socket activation (LISTEN_FDS): LISTEN_PID or LISTEN_FDS is not a number" \
+            in p.text()
+    finally:
+        p.cleanup()
+
+
+def test_more_than_16_sockets_exit_1(site, tmp_path):
+    p = Launched(["--workers", "1", str(site)], listen_fds="17", tmp=tmp_path)
+    try:
+        assert p.wait_exit() == 1
+        assert "more than 16 sockets" in p.text()
+    finally:
+        p.cleanup()
+
+
 def test_more_sockets_than_workers_is_a_usage_error(site, tmp_path):
     socks = [tcp_listener(), tcp_listener()]
     p = Launched(["--workers", "1", str(site)], fds=socks, names=["http", "http"], tmp=tmp_path)
