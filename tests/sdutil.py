@@ -61,15 +61,16 @@ class Notify:
 class Launched:
     """pith started by fork + execve, with fds[i] at descriptor 3 + i."""
 
-    def __init__(self, args, fds=(), names=None, env=None, listen_pid="self", tmp=None):
+    def __init__(self, args, fds=(), names=None, env=None, listen_pid="self", tmp=None,
+                 listen_fds=None):
         self.errpath = tempfile.mktemp(prefix="pith-sd-", suffix=".err", dir=tmp)
         self.argv = [PITH_BIN] + io_args() + list(args)
         child_env = dict(os.environ)
         for k in ("LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET"):
             child_env.pop(k, None)
         child_env.update(env or {})
-        if fds:
-            child_env["LISTEN_FDS"] = str(len(fds))
+        if fds or listen_fds is not None:
+            child_env["LISTEN_FDS"] = str(len(fds)) if listen_fds is None else listen_fds
             if names is not None:
                 child_env["LISTEN_FDNAMES"] = ":".join(names)
         fdnums = [f if isinstance(f, int) else f.fileno() for f in fds]
@@ -86,7 +87,7 @@ class Launched:
                 for i, h in enumerate(high):
                     os.dup2(h, 3 + i)  # dup2 clears close-on-exec
                 os.closerange(3 + len(high), 4096)
-                if fds:
+                if "LISTEN_FDS" in child_env:
                     child_env["LISTEN_PID"] = (str(os.getpid()) if listen_pid == "self"
                                                else str(listen_pid))
                 os.execve(PITH_BIN, self.argv, child_env)

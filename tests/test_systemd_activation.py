@@ -6,6 +6,7 @@ socket (EPOLLEXCLUSIVE on epoll, a multishot accept each on io_uring), also
 a worker started again after a crash."""
 
 import concurrent.futures
+import re
 import os
 import signal
 import socket
@@ -162,6 +163,26 @@ def test_bad_inherited_descriptors_exit_1(site, tmp_path, names, fds, want):
             k.close() if hasattr(k, "close") else os.close(k)
 
 
+@pytest.mark.parametrize("value", ["1x", "", "-1", "99999999999"])
+def test_malformed_listen_fds_exits_1(site, tmp_path, value):
+    p = Launched(["--workers", "1", str(site)], listen_fds=value, tmp=tmp_path)
+    try:
+        assert p.wait_exit() == 1
+        assert "socket activation (LISTEN_FDS): LISTEN_PID or LISTEN_FDS is not a number" \
+            in p.text()
+    finally:
+        p.cleanup()
+
+
+def test_more_than_16_sockets_exit_1(site, tmp_path):
+    p = Launched(["--workers", "1", str(site)], listen_fds="17", tmp=tmp_path)
+    try:
+        assert p.wait_exit() == 1
+        assert "more than 16 sockets" in p.text()
+    finally:
+        p.cleanup()
+
+
 def test_more_sockets_than_workers_is_a_usage_error(site, tmp_path):
     socks = [tcp_listener(), tcp_listener()]
     p = Launched(["--workers", "1", str(site)], fds=socks, names=["http", "http"], tmp=tmp_path)
@@ -187,3 +208,43 @@ def test_two_sockets_served_by_alternate_workers(site, tmp_path):
         p.cleanup()
         a.close()
         b.close()
+
+
+def epoll_watch_events(pid, target_fd):
+    """{epoll fd: events} for every epoll set of pid that watches target_fd."""
+    out = {}
+    for fd, link in fd_inodes(pid).items():
+        if link != "anon_inode:[eventpoll]":
+            continue
+        with open("/proc/%d/fdinfo/%d" % (pid, fd)) as f:
+            for line in f:
+                m = re.match(r"tfd:\s+(\d+) events:\s+([0-9a-f]+)", line)
+                if m and int(m.group(1)) == target_fd:
+                    out[fd] = int(m.group(2), 16)
+    return out
+
+
+def test_workers_share_without_a_herd(site, tmp_path):
+    """On epoll each worker watches the shared socket with EPOLLEXCLUSIVE
+    (1 << 28), so a connection wakes one worker, not all; io_uring workers
+    arm a multishot accept instead (the kernel's accept poll is exclusive),
+    and watch it with no epoll set."""
+    lsock = tcp_listener()
+    p = Launched(["--workers", "2", str(site)], fds=[lsock], tmp=tmp_path)
+    try:
+        loop = p.wait_start().group(4).split(",")[0].strip()
+        for pid in p.wait_workers(2):
+            if loop == "io_uring":
+                assert epoll_watch_events(pid, 3) == {}
+                continue
+            assert loop == "epoll", loop
+            deadline = time.monotonic() + 10
+            while not epoll_watch_events(pid, 3):
+                assert time.monotonic() < deadline, "worker %d does not watch fd 3" % pid
+                time.sleep(0.02)
+            (events,) = epoll_watch_events(pid, 3).values()
+            assert events & (1 << 28) and events & 0x1, hex(events)
+        assert p.stop() == 0
+    finally:
+        p.cleanup()
+        lsock.close()

@@ -7,9 +7,12 @@ for the record), and the system call filter lets io_uring through, which
 
 import os
 import re
+import signal
 import subprocess
 
+import http_raw
 from conftest import PITH_BIN, REPO
+from sdutil import Notify, io_args
 
 UNITS = os.path.join(REPO, "dist", "systemd")
 SERVICE = os.path.join(UNITS, "pith.service")
@@ -65,13 +68,88 @@ def test_service_is_notify_and_hardened():
 
 
 def test_syscall_filter_lets_io_uring_through():
-    allow = directives(SERVICE)["SystemCallFilter"][0].split()
-    assert allow[0] == "@system-service"
-    group = subprocess.run(["systemd-analyze", "syscall-filter", "@system-service"],
-                           capture_output=True, text=True, timeout=60).stdout.split()
+    d = directives(SERVICE)["SystemCallFilter"]
+    assert d[0].split()[0] == "@system-service"
+    groups = syscall_groups()
+    allowed = expand(groups, d[0].split()) - expand(groups, d[1].lstrip("~").split())
     for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
-        assert call in allow or call in group, call
+        assert call in allowed and call in d[0].split(), call
     # What pith needs that a deny list could take: raising RLIMIT_NOFILE
-    # (@resources) and epoll (@io-event, in @system-service).
-    denied = " ".join(directives(SERVICE)["SystemCallFilter"][1:])
-    assert "@resources" not in denied
+    # (@resources), epoll (@io-event) and fork/exec for an upgrade.
+    for call in ("prlimit64", "setrlimit", "epoll_ctl", "clone", "execve", "sendto"):
+        assert call in allowed | expand(groups, ["@default"]), call
+
+
+def syscall_groups():
+    """{"@group": [members]} from systemd-analyze, members being system calls
+    or nested groups."""
+    out = subprocess.run(["systemd-analyze", "syscall-filter", "--no-pager"],
+                         capture_output=True, text=True, timeout=60).stdout
+    groups, cur = {}, None
+    for line in out.splitlines():
+        item = line.strip()
+        if line.startswith("@"):
+            cur = groups.setdefault(item, [])
+        elif item and not item.startswith("#") and cur is not None:
+            cur.append(item)
+    return groups
+
+
+def expand(groups, names):
+    out, todo = set(), list(names)
+    while todo:
+        n = todo.pop()
+        if n.startswith("@"):
+            todo += groups[n]
+        else:
+            out.add(n)
+    return out
+
+
+def test_system_calls_pith_makes_pass_the_filter(tmp_path):
+    """pith under strace (master and workers, both loops' start-up probe,
+    requests for a small file, a large file, a listing and a 404, a HUP and
+    a TERM, readiness messages): every system call it makes is one the
+    service's SystemCallFilter= lines allow (@default is always allowed)."""
+    d = directives(SERVICE)["SystemCallFilter"]
+    groups = syscall_groups()
+    allowed = expand(groups, d[0].split()) - expand(groups, d[1].lstrip("~").split())
+    allowed |= expand(groups, ["@default"])
+    root = tmp_path / "www"
+    (root / "dir").mkdir(parents=True)
+    (root / "small.txt").write_text("small\n")
+    (root / "large.bin").write_bytes(b"x" * 300000)
+    trace = tmp_path / "trace"
+    n = Notify(tmp_path)
+    # LeakSanitizer needs ptrace, which strace holds: pith-asan checks
+    # leaks in every other test.
+    env = dict(os.environ, NOTIFY_SOCKET=n.env,
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    p = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), PITH_BIN] + io_args() +
+                         ["--workers", "2", "--addr", "127.0.0.1", "--port", "0", "--log", "-",
+                          str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    try:
+        ready = n.wait_for("READY=1", timeout=30)
+        port = int(re.search(r":(\d+)/", ready["STATUS"]).group(1))
+        for target in ("/small.txt", "/large.bin", "/dir/", "/missing", "/small.txt"):
+            with http_raw.Conn(port) as c:
+                assert c.exchange("GET", target).status in (200, 404)
+        master = int(ready["MAINPID"])  # strace's child, not strace
+        os.kill(master, signal.SIGHUP)
+        n.wait_for("RELOADING=1")
+        os.kill(master, signal.SIGTERM)
+        assert p.wait(30) == 0, p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        n.close()
+    made = set()
+    for line in trace.read_text().splitlines():
+        m = re.match(r"\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]", line)
+        if m and not line.split(None, 1)[1].startswith(("+++", "---")):
+            made.add(m.group(1))
+    assert {"epoll_pwait", "epoll_wait", "io_uring_enter"} & made, sorted(made)
+    print("system calls made: %d, e.g. %s" % (len(made), ", ".join(sorted(made)[:8])))
+    assert made - allowed == set(), sorted(made - allowed)

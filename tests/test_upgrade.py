@@ -17,7 +17,7 @@ import pytest
 
 import http_raw
 from conftest import PITH_BIN, pid_alive
-from sdutil import Launched, Notify, io_args, unix_listener
+from sdutil import Launched, Notify, environ_of, io_args
 
 
 @pytest.fixture
@@ -117,6 +117,11 @@ def test_upgrade_under_load_loses_nothing(site, tmp_path, conn):
         assert not any("STOPPING=1" in m.split("\n") for m in n.messages)
         assert master.wait(10) == 0
         assert not os.path.exists(str(pidfile) + ".oldbin")
+        # Its environment got the sockets' variables once, for its own pid.
+        env = environ_of(new)
+        assert [e for e in env if e.startswith("LISTEN_")] == [
+            "LISTEN_FDS=2", "LISTEN_PID=%d" % new, "LISTEN_FDNAMES=http:http"], env
+        assert ["PITH_UPGRADE_FROM=%d" % old] == [e for e in env if e.startswith("PITH_UP")]
         # The new master runs the new file, on the same port, from the same path.
         assert os.readlink("/proc/%d/exe" % new) == str(binary)
         assert os.stat("/proc/%d/exe" % new).st_ino == os.stat(binary).st_ino
@@ -153,6 +158,10 @@ def test_upgrade_twice_on_a_unix_socket(site, tmp_path):
         assert p.wait_exit() == 0
         second = upgrade(pidfile, first)
         pids = [first, second]
+        # An upgraded master's own variables do not shadow the new ones.
+        env = environ_of(second)
+        assert [e for e in env if e.startswith(("LISTEN_PID", "PITH_UPGRADE_FROM"))] == [
+            "LISTEN_PID=%d" % second, "PITH_UPGRADE_FROM=%d" % first], env
         out = subprocess.run(["curl", "-sS", "--unix-socket", path, "http://localhost/"],
                              capture_output=True, text=True, timeout=10)
         assert out.stdout == "x" * 2000, out.stderr

@@ -27,12 +27,10 @@
  *
  * systemd (sd.h): READY=1 once every worker reported on the ready pipe,
  * RELOADING=1 then READY=1 around a log reopen, STOPPING=1 at a stop.
- * SIGUSR2 is the zero-downtime upgrade (docs/DESIGN.md, "Upgrades"): a
- * child executes the binary now at srv->exe_path with the listeners passed
- * as for socket activation; once its workers serve it sends us SIGTERM,
- * and we drain and exit as on any stop, but leave the pidfile (renamed
- * FILE.oldbin meanwhile) and the Unix socket to the new master. If it dies
- * first, the pidfile gets its name back and nothing else changes.
+ * SIGUSR2 is the zero-downtime upgrade (upgrade.c, docs/DESIGN.md §6): a
+ * child executes the binary now at srv->exe_path on our listeners; once
+ * its workers serve it sends us SIGTERM, and we stop as on any TERM, but
+ * leave the pidfile and the Unix socket to it and say no STOPPING=1.
  *
  * Signals are blocked here and taken synchronously with sigtimedwait, so no
  * handler and no global flag is needed.
@@ -43,6 +41,7 @@
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/status.h"
+#include "server/upgrade.h"
 #include "server/worker.h"
 #include "sys/sd.h"
 #include "sys/sys.h"
@@ -73,10 +72,8 @@ struct master {
     int status_pid;            /* the --status process; 0: none running */
     int64_t status_restart_at; /* ms; 0: none scheduled */
     bool status_stop_sent;
-    bool announced;            /* READY=1 was sent */
-    int upgrade_pid;           /* the new master of an upgrade under way; 0 */
-    bool handed_over;          /* stopping because the new master took over */
-    char oldbin[PATH_MAX + 8]; /* "<pidfile>.oldbin" during an upgrade */
+    bool announced;    /* READY=1 was sent */
+    struct upgrade up; /* SIGUSR2 (upgrade.c) */
 };
 
 /* ---- the --status process (status.c): started after the workers, restarted
@@ -207,14 +204,12 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     close_listener(m, i); /* nobody accepts on it for a while: out of the group */
 }
 
-static void upgrade_died(struct master *m, int status);
-
 static void reap(struct master *m)
 {
     int status, pid;
     while ((pid = sys_waitpid_any(&status)) > 0) {
-        if (pid == m->upgrade_pid)
-            upgrade_died(m, status);
+        if (pid == m->up.pid)
+            upgrade_child_exited(&m->up, m->srv, status);
         if (status_died(m, pid))
             continue;
         for (unsigned i = 0; i < m->srv->nlisten; i++)
@@ -253,7 +248,7 @@ static void begin_stop(struct master *m)
     stats_set(&m->srv->stats->draining, 1); /* /healthz answers 503 from now */
     /* The new master of an upgrade is the service now: a STOPPING=1 from
      * us would stop it. */
-    if (!m->handed_over)
+    if (!m->up.handed_over)
         notify("STOPPING=1\nSTATUS=stopping: finishing the responses in flight");
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse.
@@ -295,22 +290,6 @@ static void prepare_log_reopen(struct master *m)
     sys_close(fd);
 }
 
-static void start_upgrade(struct master *m);
-
-/* "upgrade: pid 4242 serves now; pid 4200 finishes its responses and exits" */
-static void report_handover(const struct master *m)
-{
-    char line[128];
-    struct buf b = buf_make(line, sizeof line - 1);
-    buf_put_cstr(&b, "upgrade: pid ");
-    buf_put_u64(&b, (uint64_t)m->upgrade_pid);
-    buf_put_cstr(&b, " serves now; pid ");
-    buf_put_u64(&b, (uint64_t)sys_getpid());
-    buf_put_cstr(&b, " finishes its responses and exits");
-    line[b.full ? 0 : b.len] = '\0';
-    log_error(line);
-}
-
 static void on_signal(struct master *m, int sig)
 {
     switch (sig) {
@@ -321,9 +300,7 @@ static void on_signal(struct master *m, int sig)
         } else {
             /* During an upgrade, TERM comes from the new master once it
              * serves (or from an operator who chose the new one). */
-            m->handed_over = m->upgrade_pid > 0;
-            if (m->handed_over && !m->srv->set.quiet)
-                report_handover(m);
+            upgrade_take_over(&m->up, m->srv);
             begin_stop(m);
         }
         break;
@@ -337,89 +314,9 @@ static void on_signal(struct master *m, int sig)
         if (sig == SIGHUP && m->announced)
             notify("READY=1\nSTATUS=serving");
         break;
-    case SIGUSR2: start_upgrade(m); break;
+    case SIGUSR2: upgrade_start(&m->up, m->srv, m->stopping); break;
     default: break; /* SIGCHLD: reaped below */
     }
-}
-
-/* "<pidfile>.oldbin", as nginx names it: the old master's pid while the
- * new one writes the pidfile. */
-static void pidfile_move(struct master *m, bool aside)
-{
-    const char *pidfile = m->srv->set.pidfile;
-    if (!pidfile)
-        return;
-    struct buf b = buf_make(m->oldbin, sizeof m->oldbin - 1);
-    buf_put_cstr(&b, pidfile);
-    buf_put_cstr(&b, ".oldbin");
-    m->oldbin[b.full ? 0 : b.len] = '\0';
-    int r = aside ? sys_rename(pidfile, m->oldbin) : sys_rename(m->oldbin, pidfile);
-    if (r < 0)
-        log_error_errno("upgrade: rename the pidfile", pidfile, r);
-}
-
-static void upgrade_died(struct master *m, int status)
-{
-    char line[160];
-    struct buf b = buf_make(line, sizeof line - 1);
-    int st = sys_exit_status(status);
-    buf_put_cstr(&b, "upgrade: the new master (pid ");
-    buf_put_u64(&b, (uint64_t)m->upgrade_pid);
-    buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
-    buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
-    buf_put_cstr(&b, m->handed_over ? "" : " before it served; this one keeps serving");
-    line[b.full ? 0 : b.len] = '\0';
-    log_error(line);
-    if (!m->handed_over) {
-        pidfile_move(m, false);
-        notify("STATUS=serving (the upgrade failed; see the error log)");
-    }
-    m->upgrade_pid = 0;
-}
-
-/* SIGUSR2: a child executes the binary at srv->exe_path on our listeners. */
-static void start_upgrade(struct master *m)
-{
-    struct server *srv = m->srv;
-    int fds[SD_LISTEN_MAX];
-    const char *names[SD_LISTEN_MAX];
-    unsigned n = 0;
-    if (m->upgrade_pid > 0 || m->stopping) {
-        log_error("upgrade: SIGUSR2 ignored: an upgrade or a stop is under way");
-        return;
-    }
-    for (unsigned i = 0; i < srv->nlisten && n < SD_LISTEN_MAX; i++) {
-        bool seen = srv->listen_fds[i] < 0;
-        for (unsigned j = 0; j < n && !seen; j++)
-            seen = fds[j] == srv->listen_fds[i];
-        if (!seen) {
-            fds[n] = srv->listen_fds[i];
-            names[n++] = "http";
-        }
-    }
-    if (srv->tls_listen_fd >= 0 && n < SD_LISTEN_MAX) {
-        fds[n] = srv->tls_listen_fd;
-        names[n++] = "https";
-    }
-    char extra[48];
-    struct buf b = buf_make(extra, sizeof extra - 1);
-    buf_put_cstr(&b, "PITH_UPGRADE_FROM=");
-    buf_put_u64(&b, (uint64_t)sys_getpid());
-    extra[b.len] = '\0';
-    pidfile_move(m, true);
-    int pid = sys_fork();
-    if (pid == 0) {
-        int r = sd_exec_with_listeners(srv->exe_path, srv->argv, fds, names, n, extra);
-        log_error_errno("upgrade: execute the new binary", srv->exe_path, r);
-        sys_exit(127);
-    }
-    if (pid < 0) {
-        log_error_errno("upgrade: fork", NULL, pid);
-        pidfile_move(m, false);
-        return;
-    }
-    m->upgrade_pid = pid;
-    notify("STATUS=upgrading: the new binary starts on the same listeners");
 }
 
 /* Marks the workers that reported on the ready pipe; once all serve, tells
@@ -514,11 +411,6 @@ int master_run(struct server *srv)
         restart_due(&m);
     }
     /* Handed over, the pidfile and the Unix socket are the new master's. */
-    if (m.handed_over && srv->set.pidfile)
-        sys_unlink(m.oldbin);
-    else if (srv->set.pidfile)
-        sys_unlink(srv->set.pidfile);
-    if (!m.handed_over && srv->unix_path[0])
-        sys_unlink(srv->unix_path);
+    upgrade_cleanup(&m.up, srv);
     return 0;
 }

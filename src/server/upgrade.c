@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * upgrade.c - the old master's side of a binary upgrade (see upgrade.h).
+ * The new binary inherits the listening sockets, so none is ever closed:
+ * connections queue on them while the new master starts, and are accepted
+ * by whichever workers, old or new, take them. The pidfile follows nginx:
+ * FILE.oldbin holds the old master's pid while the new one writes FILE.
+ */
+#include "server/upgrade.h"
+
+#include "core/bytes.h"
+#include "server/log.h"
+#include "sys/sd.h"
+#include "sys/sys.h"
+
+static void notify(const char *msg)
+{
+    int r = sd_notify_send(msg);
+    if (r < 0)
+        log_error_errno("notify systemd (NOTIFY_SOCKET)", msg, r);
+}
+
+/* Renames the pidfile to FILE.oldbin (aside) or back. */
+static void pidfile_move(struct upgrade *u, const struct server *srv, bool aside)
+{
+    const char *pidfile = srv->set.pidfile;
+    if (!pidfile)
+        return;
+    struct buf b = buf_make(u->oldbin, sizeof u->oldbin - 1);
+    buf_put_cstr(&b, pidfile);
+    buf_put_cstr(&b, ".oldbin");
+    u->oldbin[b.full ? 0 : b.len] = '\0';
+    int r = aside ? sys_rename(pidfile, u->oldbin) : sys_rename(u->oldbin, pidfile);
+    if (r < 0)
+        log_error_errno("upgrade: rename the pidfile", pidfile, r);
+}
+
+/* The distinct listeners (shared ones repeat in listen_fds) and the TLS
+ * one, with their LISTEN_FDNAMES names. */
+static unsigned collect_listeners(const struct server *srv, int *fds, const char **names)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < srv->nlisten && n < SD_LISTEN_MAX; i++) {
+        bool seen = srv->listen_fds[i] < 0;
+        for (unsigned j = 0; j < n && !seen; j++)
+            seen = fds[j] == srv->listen_fds[i];
+        if (!seen) {
+            fds[n] = srv->listen_fds[i];
+            names[n++] = "http";
+        }
+    }
+    if (srv->tls_listen_fd >= 0 && n < SD_LISTEN_MAX) {
+        fds[n] = srv->tls_listen_fd;
+        names[n++] = "https";
+    }
+    return n;
+}
+
+void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping)
+{
+    int fds[SD_LISTEN_MAX];
+    const char *names[SD_LISTEN_MAX];
+    if (u->pid > 0 || stopping) {
+        log_error("upgrade: SIGUSR2 ignored: an upgrade or a stop is under way");
+        return;
+    }
+    unsigned n = collect_listeners(srv, fds, names);
+    char extra[48];
+    struct buf b = buf_make(extra, sizeof extra - 1);
+    buf_put_cstr(&b, "PITH_UPGRADE_FROM=");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    extra[b.len] = '\0';
+    pidfile_move(u, srv, true);
+    int pid = sys_fork();
+    if (pid == 0) {
+        int r = sd_exec_with_listeners(srv->exe_path, srv->argv, fds, names, n, extra);
+        log_error_errno("upgrade: execute the new binary", srv->exe_path, r);
+        sys_exit(127);
+    }
+    if (pid < 0) {
+        log_error_errno("upgrade: fork", NULL, pid);
+        pidfile_move(u, srv, false);
+        return;
+    }
+    u->pid = pid;
+    notify("STATUS=upgrading: the new binary starts on the same listeners");
+}
+
+void upgrade_child_exited(struct upgrade *u, const struct server *srv, int status)
+{
+    char line[160];
+    struct buf b = buf_make(line, sizeof line - 1);
+    int st = sys_exit_status(status);
+    buf_put_cstr(&b, "upgrade: the new master (pid ");
+    buf_put_u64(&b, (uint64_t)u->pid);
+    buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
+    buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
+    buf_put_cstr(&b, u->handed_over ? "" : " before it served; this one keeps serving");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+    if (!u->handed_over) {
+        pidfile_move(u, srv, false);
+        notify("STATUS=serving (the upgrade failed; see the error log)");
+    }
+    u->pid = 0;
+}
+
+/* "upgrade: pid 4242 serves now; pid 4200 finishes its responses and exits" */
+bool upgrade_take_over(struct upgrade *u, const struct server *srv)
+{
+    u->handed_over = u->pid > 0;
+    if (!u->handed_over || srv->set.quiet)
+        return u->handed_over;
+    char line[128];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "upgrade: pid ");
+    buf_put_u64(&b, (uint64_t)u->pid);
+    buf_put_cstr(&b, " serves now; pid ");
+    buf_put_u64(&b, (uint64_t)sys_getpid());
+    buf_put_cstr(&b, " finishes its responses and exits");
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+    return true;
+}
+
+void upgrade_cleanup(const struct upgrade *u, const struct server *srv)
+{
+    if (u->handed_over && srv->set.pidfile)
+        sys_unlink(u->oldbin);
+    else if (srv->set.pidfile)
+        sys_unlink(srv->set.pidfile);
+    if (!u->handed_over && srv->unix_path[0])
+        sys_unlink(srv->unix_path);
+}
