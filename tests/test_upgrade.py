@@ -203,3 +203,38 @@ def test_failed_upgrade_keeps_the_old_master(site, tmp_path):
         if master.poll() is None:
             master.kill()
             master.wait()
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_upgrade_hands_the_status_listener_over(site, tmp_path):
+    """--status's listener is a plain socket (no SO_REUSEPORT): the new
+    master inherits it (named "status") instead of failing to bind its port,
+    and its /healthz and /metrics answer after the old master has gone."""
+    port = _free_port()
+    pidfile = tmp_path / "pith.pid"
+    p = Launched(["--workers", "1", "--port", "0", "--addr", "127.0.0.1", "--pidfile",
+                  str(pidfile), "--status", "127.0.0.1:%d" % port, str(site)], tmp=tmp_path)
+    new = None
+    try:
+        p.wait_start()
+        wait_until(lambda: read_pid(pidfile) == p.pid, what="pidfile")
+        wait_until(lambda: http_raw.fetch(port, "/healthz").status == 200, what="healthz 200")
+        new = upgrade(pidfile, p.pid)
+        assert p.wait_exit() == 0, p.text()
+        r = wait_until(lambda: (lambda r: r.status == 200 and r)(http_raw.fetch(port, "/healthz")),
+                       what="the new master's healthz")
+        assert r.status == 200
+        m = http_raw.fetch(port, "/metrics")
+        assert m.status == 200 and b"pith_start_time_seconds" in m.body
+        assert environ_of(new).count("LISTEN_FDNAMES=http:status") == 1, environ_of(new)
+    finally:
+        if new and pid_alive(new):
+            os.kill(new, signal.SIGTERM)
+            wait_until(lambda: not pid_alive(new), what="exit")
+        p.cleanup()

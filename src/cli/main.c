@@ -187,12 +187,25 @@ static int open_precompressed(const struct settings *set, struct server *s)
  * with or without it (so the hot path has no branch). */
 static int prepare_status(const struct config *cfg, struct server *s)
 {
-    s->status_fd = -1;
     s->stats = stats_create(sys_now_real());
     if (!s->stats)
         return fail("cannot map the shared counters", "", -ENOMEM);
-    if (!cfg->status)
+    if (!cfg->status) {
+        if (s->status_fd >= 0) /* inherited, but no longer asked for */
+            sys_close(s->status_fd);
+        s->status_fd = -1;
         return 0;
+    }
+    if (s->status_fd >= 0) { /* inherited (named "status"): an upgrade */
+        int fd = s->status_fd;
+        struct sockaddr_storage a;
+        socklen_t alen;
+        char text[80];
+        sys_local_addr(fd, &a, &alen);
+        sys_addr_text(&a, text, sizeof text);
+        snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
+        return 0;
+    }
     char host[128];
     const char *colon = strrchr(cfg->status, ':');
     size_t n = (size_t)(colon - cfg->status);
@@ -381,6 +394,7 @@ static int start(const struct config *cfg, struct server *s)
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
     settings_from_config(cfg, &s->set);
     s->tls_listen_fd = -1;
+    s->status_fd = -1;
     s->ready_pipe[0] = s->ready_pipe[1] = -1;
     if (cfg->check)
         return check_run(cfg, s);

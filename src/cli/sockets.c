@@ -97,6 +97,10 @@ static int take_inherited(const struct config *cfg, struct server *s, const stru
     int http[SD_LISTEN_MAX];
     unsigned k = 0;
     for (unsigned i = 0; i < n; i++) {
+        if (strcmp(got[i].name, "status") == 0) {
+            s->status_fd = got[i].fd; /* prepare_status() takes it */
+            continue;
+        }
         if (strcmp(got[i].name, "https") != 0) {
             http[k++] = got[i].fd;
             continue;

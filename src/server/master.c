@@ -250,6 +250,12 @@ static void begin_stop(struct master *m)
      * us would stop it. */
     if (!m->up.handed_over)
         notify("STOPPING=1\nSTATUS=stopping: finishing the responses in flight");
+    /* ... and its status process answers on the status listener it
+     * inherited; ours would say 503 beside it until our workers are done. */
+    if (m->up.handed_over && m->status_pid > 0 && !m->status_stop_sent) {
+        sys_kill(m->status_pid, SIGTERM);
+        m->status_stop_sent = true;
+    }
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse.
      * Shared ones repeat in listen_fds: each is closed once. */

@@ -35,8 +35,8 @@ static void pidfile_move(struct upgrade *u, const struct server *srv, bool aside
         log_error_errno("upgrade: rename the pidfile", pidfile, r);
 }
 
-/* The distinct listeners (shared ones repeat in listen_fds) and the TLS
- * one, with their LISTEN_FDNAMES names. */
+/* The distinct listeners (shared ones repeat in listen_fds), the TLS one
+ * and the status one, with their LISTEN_FDNAMES names. */
 static unsigned collect_listeners(const struct server *srv, int *fds, const char **names)
 {
     unsigned n = 0;
@@ -52,6 +52,12 @@ static unsigned collect_listeners(const struct server *srv, int *fds, const char
     if (srv->tls_listen_fd >= 0 && n < SD_LISTEN_MAX) {
         fds[n] = srv->tls_listen_fd;
         names[n++] = "https";
+    }
+    /* --status's listener is no SO_REUSEPORT socket: the new master could
+     * not bind its port while this one holds it. */
+    if (srv->status_fd >= 0 && n < SD_LISTEN_MAX) {
+        fds[n] = srv->status_fd;
+        names[n++] = "status";
     }
     return n;
 }
