@@ -122,7 +122,8 @@ TINY_BIN_$(1) ?= build/tiny-$(1)/pith-tiny
 TINY_OBJ_$(1) = $$(patsubst src/%.c,$$(TINY_DIR_$(1))/%.o,$$(TINY_SRC))
 $$(TINY_DIR_$(1))/%.o: src/%.c
 	@mkdir -p $$(@D)
-	$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
+	@echo "  CC [$(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
 $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc

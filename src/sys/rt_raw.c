@@ -43,6 +43,15 @@ __asm__(".text\n.global _start\n.type _start,@function\n_start:\n"
         "  mv a0, sp\n  andi sp, sp, -16\n  call raw_start\n");
 #endif
 
+#if defined(__arm__)
+/* libgcc's __aeabi_ldiv0 (a 64-bit division by zero) raises SIGFPE. */
+int raise(int sig);
+int raise(int sig)
+{
+    return (int)SC2(kill, SC0(getpid), sig);
+}
+#endif
+
 _Noreturn void raw_start(long *sp)
 {
     int argc = (int)sp[0];

@@ -157,7 +157,7 @@ ssize_t sys_read(int fd, void *p, size_t n)
 ssize_t sys_pread(int fd, void *p, size_t n, uint64_t off)
 {
 #if __SIZEOF_LONG__ == 4
-    return SC6(pread64, fd, p, n, ARG64_PADDED(off));
+    return sys6(SYS_pread64, fd, (long)p, (long)n, ARG64_PADDED(off));
 #else
     return SC4(pread64, fd, p, n, off);
 #endif

@@ -179,7 +179,7 @@ static inline uint16_t htons(uint16_t v)
 
 /* A 64-bit argument on a 32-bit ABI: two registers, the pair starting on an
  * even register (arm EABI, mips o32: the caller passes a pad word first),
- * in memory order. On 64-bit ABIs it is one register. */
+ * in memory order. (On 64-bit ABIs it is one register.) */
 #if __SIZEOF_LONG__ == 4
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define ARG64_PADDED(x) 0, (long)((uint64_t)(x) >> 32), (long)(uint32_t)(x)
