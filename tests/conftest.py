@@ -62,6 +62,8 @@ socket.setdefaulttimeout(15)
 # (test_tiny_cross.py, qemu-user) runs only under `make test-cross`.
 PITH_TINY = os.environ.get("PITH_TINY") == "1" or os.path.basename(PITH_BIN).startswith("pith-tiny")
 collect_ignore = [] if os.environ.get("PITH_CROSS") == "1" else ["test_tiny_cross.py"]
+if not PITH_TINY:
+    collect_ignore.append("test_tiny_cli.py")  # what only pith-tiny answers
 
 
 def pytest_configure(config):

@@ -151,9 +151,7 @@ static const struct {
     {"timeout-handshake", "TLS needs OpenSSL"},
     {"hsts", "TLS needs OpenSSL"},
     {"redirect-http", "TLS needs OpenSSL"},
-    {"precompressed", "precompressed variants are a full-build feature"},
-    {"encodings", "precompressed variants are a full-build feature"},
-    {"listing-script", "the listing page's script is a full-build feature"},
+    {"precompressed", "precompressed variants need zlib, brotli and zstd"},
 };
 
 static const char *tiny_refuses(struct span name)

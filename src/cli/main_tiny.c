@@ -293,6 +293,12 @@ int main(int argc, char **argv)
     static struct config cfg;
     static struct server srv;
     char reason[256];
+    if (argc > 1 && strcmp(argv[1], "compress") == 0) {
+        put("pith: compress: not in pith-tiny (it needs zlib, brotli and zstd); "
+            "use the full build\n");
+        flush_to(2);
+        return 2;
+    }
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: sys_write(1, config_usage(), strlen(config_usage())); return 0;
     case CONFIG_VERSION: sys_write(1, "pith " PITH_VERSION "\n", sizeof PITH_VERSION + 5); return 0;

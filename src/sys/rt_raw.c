@@ -4,10 +4,18 @@
  * each architecture (_start: argc, argv and envp from the initial stack,
  * then main, then exit_group), the memory functions compilers emit calls
  * to, the few string functions the shared code calls, and inet_ntop for the
- * access log. Built with -fno-tree-loop-distribute-patterns so the loops
- * below are not turned back into calls to themselves.
+ * access log.
  */
 #include "sys/arch/arch.h"
+
+/* The memory functions must not be compiled into calls to themselves (gcc
+ * turns such loops into memcpy/memset calls; clang does not under
+ * -ffreestanding). used: link-time optimization must keep them. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MEMFN __attribute__((used, optimize("no-tree-loop-distribute-patterns")))
+#else
+#define MEMFN __attribute__((used))
+#endif
 
 int main(int argc, char **argv);
 _Noreturn void raw_start(long *sp);
@@ -34,7 +42,7 @@ __asm__(".text\n.syntax unified\n.thumb\n.global _start\n.type _start,%function\
 /* Built -mno-abicalls -G 0: no $gp to set up, every global by absolute
  * address. o32 callers leave 16 bytes of argument space. */
 __asm__(".text\n.set push\n.set noreorder\n.global _start\n.type _start,@function\n_start:\n"
-        "  move $4, $sp\n  li $1, -8\n  and $sp, $sp, $1\n  addiu $sp, $sp, -16\n"
+        "  move $4, $sp\n  li $8, -8\n  and $sp, $sp, $8\n  addiu $sp, $sp, -16\n"
         "  jal raw_start\n  move $31, $0\n.set pop\n");
 #elif defined(__riscv)
 /* gp serves linker relaxation: point it at __global_pointer$ first. */
@@ -52,7 +60,9 @@ int raise(int sig)
 }
 #endif
 
-_Noreturn void raw_start(long *sp)
+/* used: only the assembly above calls it (link-time optimization must
+ * keep it). */
+__attribute__((used)) _Noreturn void raw_start(long *sp)
 {
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1);
@@ -62,7 +72,7 @@ _Noreturn void raw_start(long *sp)
         SC1(exit_group, code);
 }
 
-void *memcpy(void *restrict d, const void *restrict s, size_t n)
+MEMFN void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
     unsigned char *dp = d;
     const unsigned char *sp = s;
@@ -71,7 +81,7 @@ void *memcpy(void *restrict d, const void *restrict s, size_t n)
     return d;
 }
 
-void *memmove(void *d, const void *s, size_t n)
+MEMFN void *memmove(void *d, const void *s, size_t n)
 {
     unsigned char *dp = d;
     const unsigned char *sp = s;
@@ -82,7 +92,7 @@ void *memmove(void *d, const void *s, size_t n)
     return d;
 }
 
-void *memset(void *d, int c, size_t n)
+MEMFN void *memset(void *d, int c, size_t n)
 {
     unsigned char *dp = d;
     while (n--)
@@ -90,7 +100,7 @@ void *memset(void *d, int c, size_t n)
     return d;
 }
 
-int memcmp(const void *a, const void *b, size_t n)
+MEMFN int memcmp(const void *a, const void *b, size_t n)
 {
     const unsigned char *x = a, *y = b;
     for (; n; n--, x++, y++)

@@ -15,8 +15,8 @@
 #include "core/bytes.h"
 #include "sys/arch/arch.h"
 
-extern char **raw_envp;               /* rt_raw.c: set by _start */
-extern void raw_sigreturn(void);      /* rt_raw.c: x86-64's SA_RESTORER */
+extern char **raw_envp;          /* rt_raw.c: set by _start */
+extern void raw_sigreturn(void); /* rt_raw.c: x86-64's SA_RESTORER */
 
 #if __SIZEOF_LONG__ == 4
 #define OPEN_LARGE O_LARGEFILE /* 64-bit offsets on a 32-bit ABI */

@@ -32,35 +32,35 @@
 
 /* ---- what the UAPI headers leave to libc ---------------------------------- */
 #if defined(__mips__)
-#define SOCK_STREAM 2 /* arch/mips/include/asm/socket.h: ARCH_HAS_SOCKET_TYPES */
+#define SOCK_STREAM  2   /* arch/mips/include/asm/socket.h: ARCH_HAS_SOCKET_TYPES */
 #define KSIGSET_BITS 128 /* _NSIG on mips */
 #else
-#define SOCK_STREAM 1
+#define SOCK_STREAM  1
 #define KSIGSET_BITS 64
 #endif
-#define SOCK_NONBLOCK O_NONBLOCK /* the kernel defines them so, on every ABI */
-#define SOCK_CLOEXEC  O_CLOEXEC
-#define AF_UNSPEC     0
-#define AF_INET       2
-#define AF_INET6      10
-#define MSG_NOSIGNAL  0x4000 /* include/linux/socket.h: the same on every ABI */
-#define MSG_MORE      0x8000
-#define SHUT_WR       1
-#define SEEK_SET      0
-#define EWOULDBLOCK   EAGAIN
-#define ENOTSUP       EOPNOTSUPP
-#define SIG_DFL       ((void (*)(int))0)
-#define SIG_IGN       ((void (*)(int))1)
-#define S_IFMT        0170000
-#define S_IFDIR       0040000
-#define S_IFREG       0100000
-#define S_IFLNK       0120000
-#define DT_UNKNOWN    0
-#define DT_DIR        4
-#define DT_REG        8
-#define DT_LNK        10
-#define PATH_MAX      4096
-#define NAME_MAX      255
+#define SOCK_NONBLOCK    O_NONBLOCK /* the kernel defines them so, on every ABI */
+#define SOCK_CLOEXEC     O_CLOEXEC
+#define AF_UNSPEC        0
+#define AF_INET          2
+#define AF_INET6         10
+#define MSG_NOSIGNAL     0x4000 /* include/linux/socket.h: the same on every ABI */
+#define MSG_MORE         0x8000
+#define SHUT_WR          1
+#define SEEK_SET         0
+#define EWOULDBLOCK      EAGAIN
+#define ENOTSUP          EOPNOTSUPP
+#define SIG_DFL          ((void (*)(int))0)
+#define SIG_IGN          ((void (*)(int))1)
+#define S_IFMT           0170000
+#define S_IFDIR          0040000
+#define S_IFREG          0100000
+#define S_IFLNK          0120000
+#define DT_UNKNOWN       0
+#define DT_DIR           4
+#define DT_REG           8
+#define DT_LNK           10
+#define PATH_MAX         4096
+#define NAME_MAX         255
 #define INET_ADDRSTRLEN  16
 #define INET6_ADDRSTRLEN 46
 
@@ -269,12 +269,13 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 #endif
 }
 
-#define SC0(n)                   sys6(SYS_##n, 0, 0, 0, 0, 0, 0)
-#define SC1(n, a)                sys6(SYS_##n, (long)(a), 0, 0, 0, 0, 0)
-#define SC2(n, a, b)             sys6(SYS_##n, (long)(a), (long)(b), 0, 0, 0, 0)
-#define SC3(n, a, b, c)          sys6(SYS_##n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define SC4(n, a, b, c, d)       sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
-#define SC5(n, a, b, c, d, e)    sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
+#define SC0(n)             sys6(SYS_##n, 0, 0, 0, 0, 0, 0)
+#define SC1(n, a)          sys6(SYS_##n, (long)(a), 0, 0, 0, 0, 0)
+#define SC2(n, a, b)       sys6(SYS_##n, (long)(a), (long)(b), 0, 0, 0, 0)
+#define SC3(n, a, b, c)    sys6(SYS_##n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SC4(n, a, b, c, d) sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define SC5(n, a, b, c, d, e)                                                                      \
+    sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 #define SC6(n, a, b, c, d, e, f)                                                                   \
     sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
