@@ -233,8 +233,19 @@ static long set_int(int fd, int level, int name, int v)
     return SC5(setsockopt, fd, level, name, &v, sizeof v);
 }
 
+/* Kernels before 3.9 have no SO_REUSEPORT (setsockopt says ENOPROTOOPT).
+ * There every worker's listener is a duplicate of one socket, the classic
+ * prefork accept (a restarted worker gets another duplicate), and one copy
+ * is kept here for that. The cost: during a graceful stop this copy keeps
+ * the port open, so new connections wait in the backlog until the master
+ * exits instead of being refused. PITH_NO_REUSEPORT=1 takes this path on
+ * any kernel, so the tests exercise it. */
+static int shared_listener = -1;
+
 int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backlog, bool share)
 {
+    if (share && shared_listener >= 0)
+        return (int)SC3(fcntl, shared_listener, F_DUPFD_CLOEXEC, 0);
     int fd = (int)SC3(socket, addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fd;
@@ -242,14 +253,21 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
     long r = set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1);
     if (r >= 0)
         r = set_int(fd, SOL_SOCKET, SO_RCVBUF, 32768);
-    if (r >= 0 && share)
-        r = set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1); /* 3.9; EINVAL/ENOPROTOOPT before */
+    bool one_socket = false;
+    if (r >= 0 && share) {
+        const char *off = sys_getenv("PITH_NO_REUSEPORT");
+        r = off && off[0] == '1' ? -ENOPROTOOPT : set_int(fd, SOL_SOCKET, SO_REUSEPORT, 1);
+        if (r == -ENOPROTOOPT)
+            one_socket = true, r = 0;
+    }
     if (r >= 0 && addr->ss_family == AF_INET6)
         r = set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 0);
     if (r >= 0)
         r = SC3(bind, fd, addr, len);
     if (r >= 0)
         r = SC2(listen, fd, backlog);
+    if (r >= 0 && one_socket)
+        r = shared_listener = (int)SC3(fcntl, fd, F_DUPFD_CLOEXEC, 0);
     if (r < 0) {
         sys_close(fd);
         return (int)r;

@@ -58,6 +58,7 @@
 #define SYS_getrandom            384    /* __NR_getrandom */
 #define SYS_openat2              437    /* __NR_openat2 */
 #define SYS_fstatat              327    /* __NR_fstatat64 */
+#define SYS_fcntl                221    /* __NR_fcntl64 */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -99,6 +100,7 @@
 #define ETIMEDOUT              0x6e
 #define ENOTCONN               0x6b
 #define ECANCELED              0x7d
+#define ENOPROTOOPT            0x5c
 #define O_RDONLY               0
 #define O_WRONLY               1
 #define O_RDWR                 2
@@ -116,6 +118,7 @@
 #define AT_FDCWD               -100
 #define AT_SYMLINK_NOFOLLOW    0x100
 #define AT_EMPTY_PATH          0x1000
+#define F_DUPFD_CLOEXEC        0x406
 #define SIGHUP                 1
 #define SIGINT                 2
 #define SIGABRT                6
