@@ -8,6 +8,8 @@
  */
 #include "sys/arch/arch.h"
 
+#include <stdbool.h>
+
 /* The memory functions must not be compiled into calls to themselves (gcc
  * turns such loops into memcpy/memset calls; clang does not under
  * -ffreestanding). used: link-time optimization must keep them. */
@@ -21,6 +23,113 @@ int main(int argc, char **argv);
 _Noreturn void raw_start(long *sp);
 
 char **raw_envp;
+raw_clock_fn raw_vdso_clock_gettime;
+
+/* ---- the vDSO's clock_gettime ------------------------------------------------
+ * The worker reads the clock twice per loop iteration; through the vDSO
+ * that costs no system call (as in glibc). Found by name in the vDSO's
+ * dynamic symbol table (the kernel links it with a SysV hash table, whose
+ * second word is the symbol count); absent (older kernels on arm, qemu-user)
+ * or not looked for (mips: its PIC vDSO expects to be called through $t9,
+ * which code built -mno-abicalls does not promise), sys_raw.c makes the
+ * system call. */
+#if __SIZEOF_POINTER__ == 8
+struct elf_ehdr {
+    unsigned char ident[16];
+    uint16_t type, machine;
+    uint32_t version;
+    uint64_t entry, phoff, shoff;
+    uint32_t flags;
+    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct elf_phdr {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+struct elf_sym {
+    uint32_t name;
+    unsigned char info, other;
+    uint16_t shndx;
+    uint64_t value, size;
+};
+#else
+struct elf_ehdr {
+    unsigned char ident[16];
+    uint16_t type, machine;
+    uint32_t version, entry, phoff, shoff, flags;
+    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct elf_phdr {
+    uint32_t type, offset, vaddr, paddr, filesz, memsz, flags, align;
+};
+struct elf_sym {
+    uint32_t name, value, size;
+    unsigned char info, other;
+    uint16_t shndx;
+};
+#endif
+struct elf_dyn {
+    long tag;
+    unsigned long val;
+};
+
+#define AT_SYSINFO_EHDR 33
+#define PT_LOAD         1
+#define PT_DYNAMIC      2
+#define DT_HASH         4
+#define DT_STRTAB       5
+#define DT_SYMTAB       6
+
+#if defined(__aarch64__)
+#define VDSO_GETTIME "__kernel_clock_gettime"
+#else
+#define VDSO_GETTIME "__vdso_clock_gettime"
+#endif
+
+static void vdso_find(const unsigned long *auxv)
+{
+#if defined(__mips__)
+    return;
+#endif
+    uintptr_t base = 0;
+    for (; auxv[0]; auxv += 2)
+        if (auxv[0] == AT_SYSINFO_EHDR)
+            base = auxv[1];
+    if (!base)
+        return;
+    const struct elf_ehdr *eh = (const struct elf_ehdr *)base;
+    const struct elf_phdr *ph = (const struct elf_phdr *)(base + eh->phoff);
+    uintptr_t load = 0;
+    const struct elf_dyn *dyn = NULL;
+    bool have_load = false;
+    for (unsigned i = 0; i < eh->phnum; i++) {
+        if (ph[i].type == PT_LOAD && !have_load)
+            load = base + ph[i].offset - ph[i].vaddr, have_load = true;
+        else if (ph[i].type == PT_DYNAMIC)
+            dyn = (const struct elf_dyn *)(base + ph[i].offset);
+    }
+    if (!have_load || !dyn)
+        return;
+    const uint32_t *hash = NULL;
+    const struct elf_sym *sym = NULL;
+    const char *str = NULL;
+    for (; dyn->tag; dyn++) {
+        if (dyn->tag == DT_HASH)
+            hash = (const uint32_t *)(load + dyn->val);
+        else if (dyn->tag == DT_SYMTAB)
+            sym = (const struct elf_sym *)(load + dyn->val);
+        else if (dyn->tag == DT_STRTAB)
+            str = (const char *)(load + dyn->val);
+    }
+    if (!hash || !sym || !str)
+        return;
+    for (uint32_t i = 0; i < hash[1]; i++)
+        if (sym[i].shndx != 0 && (sym[i].info & 0xf) == 2 /* STT_FUNC */ &&
+            strcmp(str + sym[i].name, VDSO_GETTIME) == 0) {
+            raw_vdso_clock_gettime = (raw_clock_fn)(load + sym[i].value);
+            return;
+        }
+}
 
 /* The kernel leaves argc, argv[], NULL, envp[], NULL on the stack. Each
  * stub clears the frame registers, aligns the stack as the ABI wants, and
@@ -67,6 +176,10 @@ __attribute__((used)) _Noreturn void raw_start(long *sp)
     int argc = (int)sp[0];
     char **argv = (char **)(sp + 1);
     raw_envp = argv + argc + 1;
+    char **e = raw_envp;
+    while (*e)
+        e++;
+    vdso_find((const unsigned long *)(e + 1)); /* the auxiliary vector follows envp */
     int code = main(argc, argv);
     for (;;)
         SC1(exit_group, code);

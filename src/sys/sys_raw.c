@@ -335,7 +335,8 @@ int sys_epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout_ms,
 static long clock_sec(int clock, long *nsec)
 {
     long ts[2] = {0, 0};
-    SC2(clock_gettime, clock, ts);
+    if (!raw_vdso_clock_gettime || raw_vdso_clock_gettime(clock, ts) != 0)
+        SC2(clock_gettime, clock, ts);
     *nsec = ts[1];
     return ts[0];
 }

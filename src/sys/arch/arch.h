@@ -279,6 +279,10 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 #define SC6(n, a, b, c, d, e, f)                                                                   \
     sys6(SYS_##n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
+/* The vDSO's clock_gettime (ABI timespec: two longs), or NULL (rt_raw.c). */
+typedef int (*raw_clock_fn)(int clock, long *ts);
+extern raw_clock_fn raw_vdso_clock_gettime;
+
 /* The few libc functions the shared code calls (src/sys/rt_raw.c). */
 void *memcpy(void *restrict d, const void *restrict s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
