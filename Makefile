@@ -31,7 +31,8 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
-        format format-check demo bench bench-compress bench-stats mutate
+        format format-check demo bench bench-compress bench-stats mutate tiny cross \
+        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross size-tiny
 
 all: pith
 
@@ -89,6 +90,75 @@ core-freestanding: build/free/core.o
 	if [ -n "$$undef" ]; then echo "src/core needs symbols outside itself: $$undef"; exit 1; fi; \
 	echo "core-freestanding: src/core links alone (-ffreestanding -nostdinc -nostdlib)"
 
+# --- pith-tiny: the freestanding build (docs/DESIGN.md, "The tiny build") --------------
+# No libc, no heap, no library: src/core, the server over src/sys/sys_raw.c
+# (raw system calls; numbers in src/sys/arch/, written by scripts/tiny-arch),
+# the epoll loop, and src/cli/main_tiny.c; src/sys/raw/ stands in for the libc
+# headers the shared code includes. `make tiny` builds ./pith-tiny (x86-64,
+# objects under build/tiny/); `make cross-ARCH` builds build/tiny-ARCH/pith-tiny
+# with Debian's cross compiler, for ARCH in TINY_CROSS. libgcc is linked for
+# the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
+TINY_SRC = $(CORE_SRC) src/sys/sys_raw.c src/sys/rt_raw.c src/sys/resolve.c \
+           $(filter-out src/server/loop_uring.c,$(SERVER_SRC)) src/cli/config.c src/cli/main_tiny.c
+TINY_CROSS  = aarch64 arm mips mipsel riscv64
+TINY_ARCHES = x86_64 $(TINY_CROSS)
+TINY_CC_x86_64  = gcc
+TINY_CC_aarch64 = aarch64-linux-gnu-gcc
+TINY_CC_arm     = arm-linux-gnueabihf-gcc
+TINY_CC_mips    = mips-linux-gnu-gcc
+TINY_CC_mipsel  = mipsel-linux-gnu-gcc
+TINY_CC_riscv64 = riscv64-linux-gnu-gcc
+TINY_ARCH_arm    = -mthumb
+# mips: -mno-abicalls -G 0, so no $$gp (globals by absolute address) and no
+# crt to set it up. ld warns that libgcc's objects are abicalls: the ones
+# linked (64-bit shifts and divisions) are leaf code that never reads $$gp.
+TINY_ARCH_mips   = -mno-abicalls -G 0
+TINY_ARCH_mipsel = $(TINY_ARCH_mips)
+TINY_OBJCOPY_x86_64 = objcopy
+TINY_DIR_x86_64 = build/tiny
+TINY_BIN_x86_64 = pith-tiny
+TINY_CFLAGS = $(CSTD) $(WARN) -Os -ffreestanding -nostdinc -isystem src/sys/raw -Isrc -DPITH_TINY=1 \
+              -fno-stack-protector -fno-pic -fno-pie -fno-common -ffunction-sections \
+              -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables \
+              -MD -MP $(TINY_EXTRA)
+TINY_LDFLAGS = -nostdlib -static -no-pie -Wl,--gc-sections -Wl,-e,_start -Wl,--build-id=none \
+               -Wl,-z,noseparate-code -Wl,-z,norelro -s
+
+define tiny_rules
+TINY_DIR_$(1) ?= build/tiny-$(1)
+TINY_OBJCOPY_$(1) ?= $$(TINY_CC_$(1):-gcc=-objcopy)
+TINY_BIN_$(1) ?= build/tiny-$(1)/pith-tiny
+TINY_OBJ_$(1) = $$(patsubst src/%.c,$$(TINY_DIR_$(1))/%.o,$$(TINY_SRC))
+$$(TINY_DIR_$(1))/%.o: src/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC [$(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
+	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
+$$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+cross-$(1): $$(TINY_BIN_$(1))
+endef
+$(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
+
+tiny: pith-tiny
+cross: $(addprefix cross-,$(TINY_CROSS))
+
+# The whole suite against pith-tiny (epoll); tests of what it leaves out are
+# marked full_only and skip with their reason (tests/skips_allowed.txt).
+test-tiny: pith-tiny
+	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) tests
+
+# The cross smoke: each cross-built pith-tiny under qemu-user.
+# One process (-n 0): the servers under qemu and the 100 MiB file are made
+# once per architecture for the whole module.
+test-cross: pith-tiny cross
+	PITH_CROSS=1 PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) -n 0 tests/test_tiny_cross.py
+
+# Each architecture's stripped size against its budget, and where the bytes go.
+size-tiny: tiny cross
+	scripts/tiny-size --modules x86_64
+
 # --- libFuzzer targets ----------------------------------------------------------------
 FUZZ_BINS = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_NAMES))
 build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard src/core/*.h)
@@ -139,16 +209,19 @@ test-asan: pith-asan
 # or names (otherwise) the Debian packages all this needs.
 check:
 	scripts/deps check
-	$(MAKE) all core-freestanding unit asan fuzz
+	$(MAKE) all core-freestanding unit asan fuzz tiny cross
 	$(MAKE) test
 	$(MAKE) test-asan
 	$(MAKE) package-check
+	$(MAKE) test-tiny
+	$(MAKE) test-cross
+	$(MAKE) size-tiny
 	$(MAKE) -j2 fuzz-smoke
 	$(MAKE) format-check
 	@echo "make check: all passed"
 
 # --- style --------------------------------------------------------------------------------
-FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] tests/unit/*.[ch] fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
+FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] src/sys/arch/arch.h tests/unit/*.[ch] fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
@@ -219,6 +292,6 @@ package-check:
 	$(PYTEST) tests/package_check.py
 
 clean:
-	rm -rf build pith pith-asan
+	rm -rf build pith pith-asan pith-tiny
 
 -include $(shell find build -name '*.d' 2>/dev/null)

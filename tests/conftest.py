@@ -55,6 +55,21 @@ WORKER_DEATH_RE = re.compile(
 
 socket.setdefaulttimeout(15)
 
+# pith-tiny (make test-tiny, or a PITH_BIN named pith-tiny*) leaves out what
+# needs a library; a test of such a feature carries
+# @pytest.mark.full_only("which feature") and is skipped for it, with that
+# reason (listed once in skips_allowed.txt). The cross-built pith-tiny smoke
+# (test_tiny_cross.py, qemu-user) runs only under `make test-cross`.
+PITH_TINY = os.environ.get("PITH_TINY") == "1" or os.path.basename(PITH_BIN).startswith("pith-tiny")
+collect_ignore = [] if os.environ.get("PITH_CROSS") == "1" else ["test_tiny_cross.py"]
+if not PITH_TINY:
+    collect_ignore.append("test_tiny_cli.py")  # what only pith-tiny answers
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "full_only(reason): needs a full-build feature that "
+                            "pith-tiny leaves out (skipped for pith-tiny, with the reason)")
+
 
 def pytest_report_header(config):
     return "pith binary: %s; event loop: %s" % (PITH_BIN, PITH_IO or "auto")
@@ -81,6 +96,12 @@ def uring_cannot_run(why):
 
 
 def pytest_collection_modifyitems(config, items):
+    if PITH_TINY:
+        for item in items:
+            m = item.get_closest_marker("full_only")
+            if m:
+                item.add_marker(pytest.mark.skip(reason="pith-tiny: full build only: %s"
+                                                 % (m.args[0] if m.args else "?")))
     why = _uring_unavailable()
     if not why:
         return

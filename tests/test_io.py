@@ -7,6 +7,8 @@ suite, which `make test` runs once per backend (PITH_IO)."""
 
 import re
 
+import pytest
+
 from conftest import PithServer, run_pith, uring_cannot_run
 
 
@@ -39,6 +41,7 @@ def test_io_epoll_named_in_start_line(docroot):
         assert s.stop() == []
 
 
+@pytest.mark.full_only("io_uring (--io uring / auto)")
 def test_io_uring_named_in_start_line(docroot):
     why = _uring_unavailable()
     if why:
@@ -51,6 +54,7 @@ def test_io_uring_named_in_start_line(docroot):
         assert s.stop() == []
 
 
+@pytest.mark.full_only("io_uring (--io uring / auto)")
 def test_auto_falls_back_to_epoll_with_one_line(docroot):
     s = PithServer(docroot.root, [], env={"PITH_NO_URING": "1"})
     # The fixture's PITH_IO must not force a backend here: this is auto.
@@ -67,6 +71,7 @@ def test_auto_falls_back_to_epoll_with_one_line(docroot):
         assert s.stop() == []
 
 
+@pytest.mark.full_only("io_uring (--io uring / auto)")
 def test_forced_uring_that_cannot_run_exits_1(docroot):
     p = run_pith("--io", "uring", "--port", "0", docroot.root, env={"PITH_NO_URING": "1"})
     assert p.returncode == 1

@@ -178,6 +178,35 @@ static const struct option options[] = {
     {"check", 0, false, K_CHECK},
 };
 
+/* ---- pith-tiny (the freestanding build): flags that need a library -------------
+ * pith-tiny has no libc and links no library, so it refuses, with exit 2
+ * and the reason, every flag of the full build whose feature needs one.
+ * Listed by name, so a flag is refused with the right words whether or not
+ * this build's table above has it yet. A branch adding such a flag adds
+ * its name here. `--io uring` is refused in apply_flag. */
+#ifdef PITH_TINY
+static const struct {
+    const char *name, *why;
+} tiny_refused[] = {
+    {"tls-cert", "TLS needs OpenSSL"},
+    {"tls-key", "TLS needs OpenSSL"},
+    {"tls-port", "TLS needs OpenSSL"},
+    {"tls-only", "TLS needs OpenSSL"},
+    {"timeout-handshake", "TLS needs OpenSSL"},
+    {"hsts", "TLS needs OpenSSL"},
+    {"redirect-http", "TLS needs OpenSSL"},
+    {"precompressed", "precompressed variants need zlib, brotli and zstd"},
+};
+
+static const char *tiny_refuses(struct span name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(tiny_refused); i++)
+        if (span_eq_cstr(name, tiny_refused[i].name))
+            return tiny_refused[i].why;
+    return NULL;
+}
+#endif
+
 struct parser {
     struct config *cfg;
     struct buf reason;
@@ -397,7 +426,12 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
         else if (span_eq_cstr(span_make(v, cstr_len(v)), "epoll"))
             c->io = CONFIG_IO_EPOLL;
         else if (span_eq_cstr(span_make(v, cstr_len(v)), "uring"))
+#ifdef PITH_TINY
+            return fail(ps, "--io uring: not in pith-tiny (io_uring needs liburing); ",
+                        "use --io epoll or the full build", "");
+#else
             c->io = CONFIG_IO_URING;
+#endif
         else
             return fail(ps, "--io: '", v, "' is not one of auto, epoll, uring");
         break;
@@ -464,6 +498,13 @@ static enum config_verdict parse_flag(struct parser *ps, int argc, char **argv, 
     const char *value = NULL;
     if (arg[1] == '-') {
         size_t n = cstr_len(arg + 2), eq = mem_find(arg + 2, n, '=');
+#ifdef PITH_TINY
+        const char *why = tiny_refuses(span_make(arg + 2, eq));
+        if (why) {
+            fail(ps, "--", arg + 2, ": not in pith-tiny (");
+            return fail(ps, why, "); use the full build", "");
+        }
+#endif
         o = find_long(span_make(arg + 2, eq));
         if (eq < n)
             value = arg + 2 + eq + 1;
