@@ -58,7 +58,6 @@ struct conn {
     int64_t head_started_ms;      /* when the current head's deadline started (0: idle) */
     enum close_reason linger_why; /* why the lingering close began (counted at its end) */
     bool timed_out;               /* the header deadline passed: a 408 is on its way */
-    bool served;                  /* a response ended on it (drain: see conn_drain) */
     struct sockaddr_storage peer;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };
