@@ -140,7 +140,6 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->x = NULL;
     c->timed_out = false;
     c->proxy_pending = w->set->proxy_protocol;
-    c->served = false;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -282,7 +281,6 @@ static int drive(struct worker *w, struct conn *c)
 static bool response_done(struct worker *w, struct conn *c)
 {
     struct exchange *x = c->x;
-    c->served = true;
     if (x->close_after || w->draining) {
         /* Linger only where the client may still be sending: after an
          * error, while closing a connection it wanted kept, or with bytes
@@ -460,24 +458,25 @@ void conn_on_timeout(struct worker *w, struct conn *c)
             response_done(w, c);
         return;
     }
+    if (c->state == CONN_READ && c->in_len == 0 && w->draining) {
+        conn_close(w, c, CLOSE_SHUTDOWN); /* idle through conn_drain's window */
+        return;
+    }
     conn_close(w, c, c->state == CONN_LINGER ? c->linger_why : CLOSE_TIMEOUT);
 }
 
-/* A connection accepted just before a drain began has its first request
- * on the way (it was accepted for that): closing it unanswered would fail
- * that request, e.g. during an upgrade, when the new binary's workers take
- * every connection the old ones did not accept. */
-#define DRAIN_FIRST_REQUEST_MS 500
+/* An idle connection may have a request on the way when a drain begins:
+ * the first one of a connection accepted just before, or a keep-alive
+ * client's next. Closed at once, that request would fail (during an
+ * upgrade, one the new binary's workers would have served); given this
+ * long, it is answered, with Connection: close, and the client reconnects. */
+#define DRAIN_IDLE_MS 500
 
-/* SIGTERM: idle keep-alive connections go now; one that has not sent its
- * first request gets DRAIN_FIRST_REQUEST_MS to do so; the others finish
- * their response and then close (response_done sees w->draining). */
+/* SIGTERM: idle connections get DRAIN_IDLE_MS to send a request, then close
+ * (conn_on_timeout); the others finish their response and then close
+ * (response_done sees w->draining). */
 void conn_drain(struct worker *w, struct conn *c)
 {
-    if (c->state != CONN_READ || c->in_len != 0)
-        return;
-    if (c->served)
-        conn_close(w, c, CLOSE_SHUTDOWN);
-    else
-        timer_arm(&w->wheel, &c->timer, w->now_ms + DRAIN_FIRST_REQUEST_MS);
+    if (c->state == CONN_READ && c->in_len == 0)
+        timer_arm(&w->wheel, &c->timer, w->now_ms + DRAIN_IDLE_MS);
 }

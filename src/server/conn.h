@@ -60,7 +60,6 @@ struct conn {
     enum close_reason linger_why; /* why the lingering close began (counted at its end) */
     bool timed_out;               /* the header deadline passed: a 408 is on its way */
     bool proxy_pending;           /* --proxy-protocol: the PROXY header is still to come */
-    bool served;                  /* a response ended on it (drain: see conn_drain) */
     struct sockaddr_storage peer;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };
