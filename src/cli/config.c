@@ -47,6 +47,23 @@ static const char usage[] =
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
     "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
+    "      --fallback /PATH      single-page apps: GET/HEAD of a missing path without\n"
+    "                            an extension gets this file, with Cache-Control: no-cache\n"
+    "                            (e.g. --fallback /index.html)\n"
+    "      --clean-urls          /about serves about.html; /about.html redirects to /about\n"
+    "      --header 'NAME: VALUE' add a field to 2xx/3xx responses; 'GLOB=NAME: VALUE' only\n"
+    "                            for files whose name matches (repeatable; e.g.\n"
+    "                            --header '*.js=X-Content-Type-Options: nosniff')\n"
+    "      --cors                Access-Control-Allow-Origin: * on GET/HEAD, and answers\n"
+    "                            CORS preflight OPTIONS requests\n"
+    "      --no-server-header    send no Server field\n"
+    "      --error-page CODE=/PATH  serve PATH as the body of CODE (403, 404, 405, 500,\n"
+    "                            503; repeatable; e.g. --error-page 404=/404.html)\n"
+    "      --no-sandbox          workers skip Landlock and seccomp (default: on where the\n"
+    "                            kernel has them; the start line says which)\n"
+    "      --group NAME          with --user: the workers' group\n"
+    "      --chroot DIR          with --user: workers chroot into DIR (for kernels\n"
+    "                            without Landlock; e.g. --chroot /srv/www --user www-data)\n"
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -95,6 +112,15 @@ enum kind {
     K_DAEMON,
     K_USER,
     K_QUIET,
+    K_FALLBACK,
+    K_CLEAN_URLS,
+    K_HEADER,
+    K_CORS,
+    K_NO_SERVER_HEADER,
+    K_ERROR_PAGE,
+    K_NO_SANDBOX,
+    K_GROUP,
+    K_CHROOT,
     K_HELP,
     K_VERSION,
 };
@@ -130,6 +156,15 @@ static const struct option options[] = {
     {"daemon", 0, false, K_DAEMON},
     {"user", 0, true, K_USER},
     {"quiet", 'q', false, K_QUIET},
+    {"fallback", 0, true, K_FALLBACK},
+    {"clean-urls", 0, false, K_CLEAN_URLS},
+    {"header", 0, true, K_HEADER},
+    {"cors", 0, false, K_CORS},
+    {"no-server-header", 0, false, K_NO_SERVER_HEADER},
+    {"error-page", 0, true, K_ERROR_PAGE},
+    {"no-sandbox", 0, false, K_NO_SANDBOX},
+    {"group", 0, true, K_GROUP},
+    {"chroot", 0, true, K_CHROOT},
     {"help", 'h', false, K_HELP},
     {"version", 'V', false, K_VERSION},
 };
@@ -190,6 +225,50 @@ static bool nonempty(struct parser *ps, const char *flag, const char *value)
     return false;
 }
 
+/* The site and lockdown options (issue 14). */
+static enum config_verdict apply_site_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    struct span sv = span_make(v ? v : "", v ? cstr_len(v) : 0);
+    site_error e = NULL;
+    switch (o->kind) {
+    case K_FALLBACK: e = site_set_fallback(&c->site, sv); break;
+    case K_CLEAN_URLS: c->site.clean_urls = true; break;
+    case K_HEADER: e = site_add_header(&c->site, sv); break;
+    case K_CORS: c->site.cors = true; break;
+    case K_NO_SERVER_HEADER: c->site.no_server_header = true; break;
+    case K_ERROR_PAGE: e = site_add_page(&c->site, sv); break;
+    case K_NO_SANDBOX: c->no_sandbox = true; break;
+    case K_GROUP: return nonempty(ps, o->name, v) && (c->group = v) ? CONFIG_RUN : CONFIG_USAGE;
+    case K_CHROOT:
+        return nonempty(ps, o->name, v) && (c->chroot_dir = v) ? CONFIG_RUN : CONFIG_USAGE;
+    default: break;
+    }
+    if (!e)
+        return CONFIG_RUN;
+    buf_put_cstr(&ps->reason, "--");
+    buf_put_cstr(&ps->reason, o->name);
+    buf_put_cstr(&ps->reason, ": '");
+    put_piece(ps, v);
+    buf_put_cstr(&ps->reason, "': ");
+    buf_put_cstr(&ps->reason, e);
+    return CONFIG_USAGE;
+}
+
+/* Options that only make sense together, checked once all are known. */
+static enum config_verdict check_site_flags(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    site_error e = site_check(&c->site);
+    if (e)
+        return fail(ps, e, "", "");
+    if (c->group && !c->user)
+        return fail(ps, "--group needs --user", "", "");
+    if (c->chroot_dir && !c->user)
+        return fail(ps, "--chroot needs --user (root can leave a chroot)", "", "");
+    return CONFIG_RUN;
+}
+
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
 {
     struct config *c = ps->cfg;
@@ -246,6 +325,7 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_QUIET: c->quiet = true; break;
     case K_HELP: return CONFIG_HELP;
     case K_VERSION: return CONFIG_VERSION;
+    default: return apply_site_flag(ps, o, v);
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -342,6 +422,8 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
             ps.have_root = true;
         }
     }
+    if (v == CONFIG_RUN)
+        v = check_site_flags(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -371,6 +453,10 @@ void settings_from_config(const struct config *cfg, struct settings *out)
         .pidfile = cfg->pidfile,
         .user = cfg->user,
         .quiet = cfg->quiet,
+        .sandbox = !cfg->no_sandbox,
+        .group = cfg->group,
+        .chroot_dir = cfg->chroot_dir,
+        .site = cfg->site,
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];

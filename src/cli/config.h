@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/site.h"
+
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
 
@@ -43,6 +45,11 @@ struct config {
     enum config_io io;
     bool daemon;
     bool quiet;
+    /* site features and lockdown (issue 14) */
+    struct site site;
+    bool no_sandbox;
+    const char *group;
+    const char *chroot_dir;
 };
 
 enum config_verdict {

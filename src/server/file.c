@@ -222,10 +222,15 @@ static void ranged_response(struct worker *w, struct exchange *x, const struct f
         full_response(w, x, e, fb); /* ignored, or too many: the whole file */
 }
 
-void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
+static void respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name,
+                    bool no_cache)
 {
     struct fc_entry *e = res->entry;
     struct file_bytes fb;
+    size_t base = name.n;
+    while (base > 0 && name.p[base - 1] != '/')
+        base--;
+    x->site_name = span_make(name.p + base, name.n - base);
     if (e) {
         x->entry = e; /* released when the exchange ends */
         fb = (struct file_bytes){e->body, e->fd};
@@ -237,6 +242,16 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         filecache_describe(&w->cache.cfg, e, &res->st, name, w->now_sec);
         x->fd = res->fd; /* closed when the exchange ends */
         fb = (struct file_bytes){NULL, res->fd};
+    }
+    if (no_cache) {
+        /* The same file and validators, with "no-cache" for Cache-Control:
+         * described again in the scratch entry (its fields are copied). */
+        struct fc_settings s = w->cache.cfg;
+        s.cache_control = "no-cache";
+        s.nimmutable = 0;
+        struct sys_stat st = e->st;
+        e = &w->scratch_entry;
+        filecache_describe(&s, e, &st, name, w->now_sec);
     }
     struct cond_input in = {
         .info = &w->info,
@@ -256,4 +271,15 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         ranged_response(w, x, e, fb);
     else
         full_response(w, x, e, fb);
+}
+
+void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
+{
+    respond(w, x, res, name, false);
+}
+
+void file_respond_no_cache(struct worker *w, struct exchange *x, struct fc_result *res,
+                           struct span name)
+{
+    respond(w, x, res, name, true);
 }

@@ -11,6 +11,7 @@
 #define PITH_SERVER_H
 
 #include "core/core.h"
+#include "core/site.h"
 #include "server/loop.h"
 #include "sys/resolve.h"
 
@@ -38,6 +39,12 @@ struct settings {
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
     bool quiet;       /* no informational lines on stderr (errors still) */
+
+    /* ---- site features and lockdown (issue 14; src/server/site.c, lockdown.c) ---- */
+    bool sandbox;           /* Landlock + seccomp in every worker (--no-sandbox: false) */
+    const char *group;      /* --group: with --user, the workers' group */
+    const char *chroot_dir; /* --chroot: workers chroot here before dropping to --user */
+    struct site site;       /* --fallback, --clean-urls, --header, --cors, --error-page */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -56,6 +63,9 @@ struct server {
     int master_pid;              /* a worker whose parent is not this one exits */
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
+    /* lockdown (issue 14): what the kernel offers, probed at start */
+    int landlock_abi; /* > 0: the ABI version; else -errno */
+    int seccomp_err;  /* 0: filters with KILL_PROCESS work; else -errno */
 };
 
 #endif
