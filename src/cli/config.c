@@ -76,12 +76,14 @@ static const char usage[] =
     "  pith --addr 127.0.0.1 --port 0 site   loopback only, any free port\n"
     "  pith --log access.log --max-age 3600 --no-listing /srv/www\n"
     "  pith --daemon --pidfile /run/pith.pid --user www-data --port 80 /srv/www\n"
+    "  pith --fallback /index.html --clean-urls --error-page 404=/404.html --cors ./dist\n"
     "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
     "HUP and USR1 reopen the log file.\n"
     "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
     "Security: only files beneath ROOT are served; dotfiles (except /.well-known/) and\n"
-    "symlinks are refused with 403; requests are parsed strictly (RFC 9112).\n";
+    "symlinks are refused with 403; requests are parsed strictly (RFC 9112); workers\n"
+    "run under Landlock and seccomp where the kernel has them (the start line says).\n";
 
 const char *config_usage(void)
 {
