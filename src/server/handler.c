@@ -66,8 +66,8 @@ static void redirect_to_dir(struct worker *w, struct exchange *x, const struct t
     reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
 }
 
-/* Looks rel up in the cache (opening it beneath the root on a miss); on
- * failure queues the error and returns false. */
+/* A failed lookup of rel beneath the root: its error (descriptor
+ * exhaustion logged once per event). */
 static void lookup_failed(struct worker *w, struct exchange *x, const char *rel, int err)
 {
     if (err == -EMFILE || err == -ENFILE)
