@@ -158,3 +158,23 @@ def test_chroot_with_user_and_group_serves_and_reopens_the_log(pith, tmp_path):
     assert poll_until(lambda: log.exists(), 5)
     assert poll_until(lambda: s.get("/f.txt").status == 200 and b"GET /f.txt" in
                       log.read_bytes(), 5), s.stderr_text()
+
+
+def test_sanitizer_reports_from_inside_the_sandbox(pith, docroot):
+    """The ASan runtime's report needs system calls of its own (its
+    allow-list in src/testhook/asan.c): a report must come out whole, the
+    worker must exit as ASan makes it (status 1), not die of SIGSYS."""
+    s = pith(allow_worker_crash=True, allow_sanitizer=".")
+    if not ASAN:
+        assert s.get("/.pith-test/asan-report").status == 403
+        return
+    first = s.worker()
+    with s.conn() as c:
+        c.request("GET", "/.pith-test/asan-report")
+        c.wait_closed(5.0)
+    assert poll_until(lambda: "(pid %d) exited with status 1" % first in s.stderr_text(), 10), \
+        s.stderr_text()
+    text = s.stderr_text()
+    assert "ERROR: AddressSanitizer: stack-buffer-overflow" in text and "SUMMARY:" in text, text
+    assert "killed by signal" not in text
+    assert poll_until(lambda: s.get("/index.html").status == 200, 5)

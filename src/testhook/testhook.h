@@ -17,6 +17,8 @@ struct exchange;
 /* Answers x and returns true when target is a test request:
  *   /.pith-test/forbidden-syscall  makes a system call no allow-list
  *                                  has (getcwd): seccomp kills the worker;
+ *   /.pith-test/asan-report        reads past a stack array: ASan must
+ *                                  report it from inside the sandbox;
  *   /.pith-test/open-outside       opens /etc/passwd directly (not beneath
  *                                  the root): Landlock refuses, and the
  *                                  refusal is logged; 403, or 200 when the
