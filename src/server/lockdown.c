@@ -93,6 +93,16 @@ void lockdown_probe(struct server *srv)
     srv->seccomp_err = sys_seccomp_probe();
 }
 
+/* Why Landlock is not there, from the probe's error. */
+static const char *landlock_absence(int err)
+{
+    switch (err) {
+    case -ENOSYS: return "no Landlock in this kernel";
+    case -EOPNOTSUPP: return "Landlock disabled at boot";
+    default: return "Landlock refused by a seccomp profile or policy"; /* containers: EPERM */
+    }
+}
+
 /* No parentheses or commas of its own: the start line is "(1 worker,
  * epoll, openat2, <this>)" and tools split it there. */
 void lockdown_describe(const struct server *srv, char *out, size_t cap)
@@ -107,8 +117,7 @@ void lockdown_describe(const struct server *srv, char *out, size_t cap)
         buf_put_cstr(&b, sc ? " + seccomp" : " only - no seccomp here");
     } else {
         buf_put_cstr(&b, sc ? "sandbox: seccomp only - " : "sandbox: none - ");
-        buf_put_cstr(&b, srv->landlock_abi == -EOPNOTSUPP ? "Landlock disabled at boot"
-                                                          : "no Landlock in this kernel");
+        buf_put_cstr(&b, landlock_absence(srv->landlock_abi));
     }
     if (srv->set.chroot_dir)
         buf_put_cstr(&b, " + chroot");
