@@ -68,6 +68,23 @@ static const char usage[] =
     "      --unix-owner USER[:GROUP]  owner of the unix:PATH socket (needs root)\n"
     "      --check               validate the options, the root and the files, print\n"
     "                            what pith would do, exit 0 (valid) or 2\n"
+    "      --fallback /PATH      single-page apps: GET/HEAD of a missing path without\n"
+    "                            an extension gets this file, with Cache-Control: no-cache\n"
+    "                            (e.g. --fallback /index.html)\n"
+    "      --clean-urls          /about serves about.html; /about.html redirects to /about\n"
+    "      --header 'NAME: VALUE' add a field to 2xx/3xx responses; 'GLOB=NAME: VALUE' only\n"
+    "                            for files whose name matches (repeatable; e.g.\n"
+    "                            --header '*.js=X-Content-Type-Options: nosniff')\n"
+    "      --cors                Access-Control-Allow-Origin: * on GET/HEAD, and answers\n"
+    "                            CORS preflight OPTIONS requests\n"
+    "      --no-server-header    send no Server field\n"
+    "      --error-page CODE=/PATH  serve PATH as the body of CODE (403, 404, 405, 500,\n"
+    "                            503; repeatable; e.g. --error-page 404=/404.html)\n"
+    "      --no-sandbox          workers skip Landlock and seccomp (default: on where the\n"
+    "                            kernel has them; the start line says which)\n"
+    "      --group NAME          with --user: the workers' group\n"
+    "      --chroot DIR          with --user: workers chroot into DIR (for kernels\n"
+    "                            without Landlock; e.g. --chroot /srv/www --user www-data)\n"
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -82,6 +99,7 @@ static const char usage[] =
     "  pith --daemon --pidfile /run/pith.pid --user www-data --port 80 /srv/www\n"
     "  pith --addr unix:/run/pith/pith.sock --unix-mode 0660 --unix-owner www-data /srv/www\n"
     "  pith --check --port 80 --user www-data /srv/www\n"
+    "  pith --fallback /index.html --clean-urls --error-page 404=/404.html --cors ./dist\n"
     "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
     "HUP and USR1 reopen the log file; USR2 upgrades: the binary at the same path starts\n"
@@ -90,7 +108,8 @@ static const char usage[] =
     "Type=notify readiness (NOTIFY_SOCKET); see dist/systemd/ and pith(1).\n"
     "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
     "Security: only files beneath ROOT are served; dotfiles (except /.well-known/) and\n"
-    "symlinks are refused with 403; requests are parsed strictly (RFC 9112).\n";
+    "symlinks are refused with 403; requests are parsed strictly (RFC 9112); workers\n"
+    "run under Landlock and seccomp where the kernel has them (the start line says).\n";
 
 const char *config_usage(void)
 {
@@ -121,6 +140,15 @@ enum kind {
     K_DAEMON,
     K_USER,
     K_QUIET,
+    K_FALLBACK,
+    K_CLEAN_URLS,
+    K_HEADER,
+    K_CORS,
+    K_NO_SERVER_HEADER,
+    K_ERROR_PAGE,
+    K_NO_SANDBOX,
+    K_GROUP,
+    K_CHROOT,
     K_HELP,
     K_VERSION,
     K_PRECOMPRESSED,
@@ -165,6 +193,15 @@ static const struct option options[] = {
     {"daemon", 0, false, K_DAEMON},
     {"user", 0, true, K_USER},
     {"quiet", 'q', false, K_QUIET},
+    {"fallback", 0, true, K_FALLBACK},
+    {"clean-urls", 0, false, K_CLEAN_URLS},
+    {"header", 0, true, K_HEADER},
+    {"cors", 0, false, K_CORS},
+    {"no-server-header", 0, false, K_NO_SERVER_HEADER},
+    {"error-page", 0, true, K_ERROR_PAGE},
+    {"no-sandbox", 0, false, K_NO_SANDBOX},
+    {"group", 0, true, K_GROUP},
+    {"chroot", 0, true, K_CHROOT},
     {"help", 'h', false, K_HELP},
     {"version", 'V', false, K_VERSION},
     {"precompressed", 0, true, K_PRECOMPRESSED},
@@ -380,6 +417,50 @@ static bool apply_production_flag(struct parser *ps, const struct option *o, con
     }
 }
 
+/* The site and lockdown options (issue 14). */
+static enum config_verdict apply_site_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    struct span sv = span_make(v ? v : "", v ? cstr_len(v) : 0);
+    site_error e = NULL;
+    switch (o->kind) {
+    case K_FALLBACK: e = site_set_fallback(&c->site, sv); break;
+    case K_CLEAN_URLS: c->site.clean_urls = true; break;
+    case K_HEADER: e = site_add_header(&c->site, sv); break;
+    case K_CORS: c->site.cors = true; break;
+    case K_NO_SERVER_HEADER: c->site.no_server_header = true; break;
+    case K_ERROR_PAGE: e = site_add_page(&c->site, sv); break;
+    case K_NO_SANDBOX: c->no_sandbox = true; break;
+    case K_GROUP: return nonempty(ps, o->name, v) && (c->group = v) ? CONFIG_RUN : CONFIG_USAGE;
+    case K_CHROOT:
+        return nonempty(ps, o->name, v) && (c->chroot_dir = v) ? CONFIG_RUN : CONFIG_USAGE;
+    default: break;
+    }
+    if (!e)
+        return CONFIG_RUN;
+    buf_put_cstr(&ps->reason, "--");
+    buf_put_cstr(&ps->reason, o->name);
+    buf_put_cstr(&ps->reason, ": '");
+    put_piece(ps, v);
+    buf_put_cstr(&ps->reason, "': ");
+    buf_put_cstr(&ps->reason, e);
+    return CONFIG_USAGE;
+}
+
+/* Options that only make sense together, checked once all are known. */
+static enum config_verdict check_site_flags(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    site_error e = site_check(&c->site);
+    if (e)
+        return fail(ps, e, "", "");
+    if (c->group && !c->user)
+        return fail(ps, "--group needs --user", "", "");
+    if (c->chroot_dir && !c->user)
+        return fail(ps, "--chroot needs --user (root can leave a chroot)", "", "");
+    return CONFIG_RUN;
+}
+
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
 {
     struct config *c = ps->cfg;
@@ -450,6 +531,7 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_UNIX_MODE:
     case K_UNIX_OWNER:
     case K_CHECK: ok = apply_production_flag(ps, o, v); break;
+    default: return apply_site_flag(ps, o, v);
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -556,6 +638,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
     }
     if (v == CONFIG_RUN)
         v = check_opsnet(&ps);
+        v = check_site_flags(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -588,6 +671,11 @@ void settings_from_config(const struct config *cfg, struct settings *out)
         .user = cfg->user,
         .quiet = cfg->quiet,
         .check = cfg->check,
+    if (v == CONFIG_RUN)
+        .sandbox = !cfg->no_sandbox,
+        .group = cfg->group,
+        .chroot_dir = cfg->chroot_dir,
+        .site = cfg->site,
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/site.h"
+
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
 #define CONFIG_TRUSTED_MAX   32
@@ -57,6 +59,11 @@ struct config {
     unsigned unix_mode;     /* --unix-mode: the socket file's permissions (0666) */
     const char *unix_owner; /* --unix-owner USER[:GROUP]; NULL: unchanged */
     bool check;             /* --check: validate, print the plan, exit 0 or 2 */
+    /* site features and lockdown (issue 14) */
+    struct site site;
+    bool no_sandbox;
+    const char *group;
+    const char *chroot_dir;
 };
 
 enum config_verdict {

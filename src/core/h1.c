@@ -37,6 +37,7 @@ void h1_encode_head(struct buf *b, const struct response *r, const struct h1_con
         respond_field_span(b, SPAN_LIT("Server"), cx->server);
     for (unsigned i = 0; i < r->nfields; i++)
         respond_field_span(b, r->field[i].name, r->field[i].value);
+    buf_put_span(b, cx->extra);
     if (!no_content) {
         if (r->length_known) {
             buf_put(b, "Content-Length: ", 16);

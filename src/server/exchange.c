@@ -6,7 +6,9 @@
  */
 #include "server/exchange.h"
 
+#include "core/bytes.h"
 #include "core/h1.h"
+#include "core/site.h"
 #include "server/filecache.h"
 #include "server/server.h"
 #include "server/worker.h"
@@ -31,9 +33,18 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->src_started = x->src_finished = x->src_paused = false;
     x->entry = NULL;
     x->fd = -1;
+    x->site_name = (struct span){0};
     x->head_sent = x->body_sent = 0;
     x->client_set = false;
     x->started_us = 0;
+}
+
+/* The request's method, as the site options distinguish them. */
+static enum site_method site_method_of(const struct exchange *x)
+{
+    if (span_eq_cstr(x->method, "GET") || span_eq_cstr(x->method, "HEAD"))
+        return SITE_GET_HEAD;
+    return span_eq_cstr(x->method, "OPTIONS") ? SITE_OPTIONS : SITE_OTHER;
 }
 
 void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
@@ -41,9 +52,15 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     PITH_ASSERT(x->status == 0 && outq_empty(&x->q));
     r->no_body = r->no_body || x->head_only;
     r->close = r->close || x->close || w->draining;
+    char extra[SITE_FIELD_BYTES_MAX + 512];
+    struct buf e = buf_make(extra, sizeof extra);
+    const struct site *site = &w->set->site;
+    site_fields(site, r->status, site_method_of(x), x->site_name, &e);
+    PITH_ASSERT(!e.full);
     struct h1_context cx = {
         .date = span_make(w->date, DATE_IMF_LEN),
-        .server = SPAN_LIT(SERVER_NAME),
+        .server = site->no_server_header ? (struct span){0} : SPAN_LIT(SERVER_NAME),
+        .extra = span_make(extra, e.len),
         .minor = x->minor,
         .keep_alive = x->keep_alive,
     };

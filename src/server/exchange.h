@@ -49,6 +49,7 @@ struct exchange {
     bool src_paused;               /* src asked to let other connections run first */
     struct fc_entry *entry;        /* a cache entry the response reads (a reference) */
     int fd;                        /* a descriptor the exchange owns, or -1 */
+    struct span site_name;         /* the served file's base name, for --header globs */
     uint64_t head_sent, body_sent;
     struct iovec iov[OUTQ_SEGS]; /* the send in flight (io_uring reads it until done) */
     /* Issue 13: the client a trusted proxy's real-IP header named (logged

@@ -284,10 +284,15 @@ static bool select_rep(struct worker *w, const struct fc_entry *e, struct file_b
     return true;
 }
 
-void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
+static void respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name,
+                    bool no_cache)
 {
     struct fc_entry *e = res->entry;
     struct file_bytes fb;
+    size_t base = name.n;
+    while (base > 0 && name.p[base - 1] != '/')
+        base--;
+    x->site_name = span_make(name.p + base, name.n - base);
     if (e) {
         x->entry = e; /* released when the exchange ends */
         fb = (struct file_bytes){e->body, e->fd};
@@ -299,6 +304,16 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         filecache_describe(&w->cache.cfg, e, &res->st, name, w->now_sec);
         x->fd = res->fd; /* closed when the exchange ends */
         fb = (struct file_bytes){NULL, res->fd};
+    }
+    if (no_cache) {
+        /* The same file and validators, with "no-cache" for Cache-Control:
+         * described again in the scratch entry (its fields are copied). */
+        struct fc_settings s = w->cache.cfg;
+        s.cache_control = "no-cache";
+        s.nimmutable = 0;
+        struct sys_stat st = e->st;
+        e = &w->scratch_entry;
+        filecache_describe(&s, e, &st, name, w->now_sec);
     }
     struct rep p;
     if (!select_rep(w, e, fb, &p)) {
@@ -329,4 +344,15 @@ void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, s
         ranged_response(w, x, &p);
     else
         full_response(w, x, &p);
+}
+
+void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name)
+{
+    respond(w, x, res, name, false);
+}
+
+void file_respond_no_cache(struct worker *w, struct exchange *x, struct fc_result *res,
+                           struct span name)
+{
+    respond(w, x, res, name, true);
 }

@@ -18,4 +18,9 @@ struct fc_result;
  * on). name is the file's path beneath the root (for its type). */
 void file_respond(struct worker *w, struct exchange *x, struct fc_result *res, struct span name);
 
+/* The same with "Cache-Control: no-cache" (--fallback: the page stands for
+ * many URLs and changes with each deploy). */
+void file_respond_no_cache(struct worker *w, struct exchange *x, struct fc_result *res,
+                           struct span name);
+
 #endif

@@ -12,13 +12,16 @@
 #include "core/escape.h"
 #include "core/respond.h"
 #include "core/response.h"
+#include "core/site.h"
 #include "core/target.h"
 #include "server/dirlist.h"
 #include "server/exchange.h"
 #include "server/file.h"
 #include "server/reply.h"
 #include "server/worker.h"
+#include "sys/resolve.h"
 #include "sys/sys.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,17 +66,13 @@ static void redirect_to_dir(struct worker *w, struct exchange *x, const struct t
     reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
 }
 
-/* Looks rel up in the cache (opening it beneath the root on a miss); on
- * failure queues the error and returns false. */
-static bool lookup(struct worker *w, struct exchange *x, const char *rel, struct fc_result *res)
+/* A failed lookup of rel beneath the root: its error (descriptor
+ * exhaustion logged once per event). */
+static void lookup_failed(struct worker *w, struct exchange *x, const char *rel, int err)
 {
-    filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, res);
-    if (res->entry || res->fd >= 0)
-        return true;
-    if (res->err == -EMFILE || res->err == -ENFILE)
-        log_error_errno("open", rel, res->err);
-    reply_error(w, x, reply_open_error_status(res->err));
-    return false;
+    if (err == -EMFILE || err == -ENFILE)
+        log_error_errno("open", rel, err);
+    reply_error(w, x, reply_open_error_status(err));
 }
 
 static bool wants_json(struct worker *w, const struct target *t)
@@ -133,12 +132,98 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
     dirlist_start(w, x, dirfd, wants_json(w, t) ? LISTING_JSON : LISTING_HTML);
 }
 
+/* ---- site features (--clean-urls, --fallback) ------------------------------------------ */
+
+/* A regular file at rel, served (with no_cache: as the fallback); false,
+ * with nothing queued, when there is none. */
+static bool serve_if_regular(struct worker *w, struct exchange *x, const char *rel, bool no_cache)
+{
+    struct fc_result res;
+    filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, &res);
+    if (!res.entry && res.fd < 0)
+        return false;
+    if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
+        sys_close(res.fd);
+        return false;
+    }
+    if (no_cache)
+        file_respond_no_cache(w, x, &res, span_make(rel, cstr_len(rel)));
+    else
+        file_respond(w, x, &res, span_make(rel, cstr_len(rel)));
+    return true;
+}
+
+/* Nothing at w->path: "/about" may be about.html (--clean-urls), and a
+ * path without an extension may be the single-page app's (--fallback).
+ * True when answered. */
+static bool serve_missing(struct worker *w, struct exchange *x, unsigned flags)
+{
+    const struct site *site = &w->set->site;
+    struct span path = span_make(w->path, cstr_len(w->path));
+    char rel[PATH_MAX + 8];
+    if (!(flags & TARGET_TRAILING_SLASH) && site_clean_candidate(site, path, rel, sizeof rel) &&
+        serve_if_regular(w, x, rel, false))
+        return true;
+    return site_fallback_applies(site, SITE_GET_HEAD, path) &&
+           serve_if_regular(w, x, site->fallback, true);
+}
+
+/* --clean-urls: "/about.html" moves to "/about" (301, the query kept),
+ * unless "/about" names something else (a directory). The Location is
+ * rebuilt from the normalized path, percent-encoded, so it is always one
+ * absolute path on this host. True when answered. */
+static bool clean_redirect(struct worker *w, struct exchange *x, const struct target *t,
+                           unsigned flags)
+{
+    struct span path = span_make(w->path, cstr_len(w->path));
+    size_t n = site_clean_redirect(&w->set->site, path);
+    if (!n || (flags & TARGET_TRAILING_SLASH))
+        return false;
+    char stem[PATH_MAX + 1];
+    mem_copy(stem, w->path, n);
+    stem[n] = '\0';
+    struct sys_stat st;
+    if (resolve_stat(w->srv->root_fd, stem, w->set->follow_symlinks, w->srv->resolve, &st) !=
+        -ENOENT)
+        return false;
+    char loc[HTTP_MAX_REQUEST_LINE + 8];
+    struct buf b = buf_make(loc, sizeof loc);
+    buf_put_char(&b, '/');
+    escape_uri_path(&b, span_make(stem, n), false);
+    if (t->has_query) {
+        buf_put_char(&b, '?');
+        buf_put_span(&b, t->query);
+    }
+    if (b.full)
+        reply_error(w, x, 414);
+    else
+        reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
+    return true;
+}
+
+static void release(struct worker *w, struct fc_result *res)
+{
+    if (res->entry)
+        filecache_release(&w->cache, res->entry);
+    else
+        sys_close(res->fd);
+}
+
 static void serve_path(struct worker *w, struct exchange *x, const struct target *t, unsigned flags)
 {
     struct fc_result res;
-    if (!lookup(w, x, w->path, &res))
+    filecache_lookup(&w->cache, w->path, w->now_ms, w->now_sec, &res);
+    if (!res.entry && res.fd < 0 && res.err == -ENOENT && serve_missing(w, x, flags))
         return;
+    if (!res.entry && res.fd < 0) {
+        lookup_failed(w, x, w->path, res.err);
+        return;
+    }
     bool regular = res.entry || sys_file_type(&res.st) == SYS_FILE_REGULAR;
+    if (regular && clean_redirect(w, x, t, flags)) {
+        release(w, &res);
+        return;
+    }
     if (regular && (flags & TARGET_TRAILING_SLASH)) {
         /* "/file.html/" names a directory that does not exist (nginx and
          * Apache agree): the kernel would say ENOTDIR. */
@@ -211,6 +296,8 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     x->keep_alive = w->info.keep_alive;
+    if (testhook_request(w, x, req->target))
+        return;
     int status = method_status(req->method_id);
     if (status) {
         /* A body is never read: the connection ends after the answer,

@@ -10,10 +10,12 @@
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/escape.h"
+#include "sys/sandbox.h"
 #include "sys/sys.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -72,11 +74,39 @@ void log_error_errno(const char *what, const char *path, int err)
 
 /* ---- access log ------------------------------------------------------------------ */
 
+/* Opens the directory of path (its part before the last '/', or ".") as
+ * l->dir_fd, so the reopen on HUP works by name beneath it, after a chroot
+ * and under Landlock alike. */
+static int open_log_dir(struct access_log *l, const char *path)
+{
+    size_t n = cstr_len(path), slash = n;
+    while (slash > 0 && path[slash - 1] != '/')
+        slash--;
+    l->base = path + slash;
+    char dir[PATH_MAX];
+    if (slash == 0) {
+        mem_copy(dir, ".", 2);
+    } else if (slash < sizeof dir) {
+        size_t k = slash > 1 ? slash - 1 : 1; /* "/x.log": "/" */
+        mem_copy(dir, path, k);
+        dir[k] = '\0';
+    } else {
+        return -ENAMETOOLONG;
+    }
+    int fd = sys_open_path_dir(dir);
+    if (fd < 0)
+        return fd;
+    l->dir_fd = fd;
+    return 0;
+}
+
 int access_log_open(struct access_log *l, const char *path, bool json)
 {
     l->path = path;
     l->json = json;
     l->fd = -1;
+    l->dir_fd = -1;
+    l->base = NULL;
     l->len = 0;
     l->failed_reported = false;
     if (!path)
@@ -85,7 +115,10 @@ int access_log_open(struct access_log *l, const char *path, bool json)
         l->fd = 1;
         return 0;
     }
-    int fd = sys_open_log(path);
+    int r = open_log_dir(l, path);
+    if (r < 0)
+        return r;
+    int fd = sys_open_log_at(l->dir_fd, l->base);
     if (fd < 0)
         return fd;
     l->fd = fd;
@@ -263,7 +296,7 @@ void access_log_reopen(struct access_log *l)
     if (!l->path || l->fd == 1)
         return;
     access_log_flush(l);
-    int fd = sys_open_log(l->path);
+    int fd = sys_open_log_at(l->dir_fd, l->base);
     if (fd < 0) {
         log_error_errno("reopen the access log", l->path, fd);
         return;

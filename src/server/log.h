@@ -31,6 +31,8 @@ struct access_log {
     const char *path; /* NULL: off; "-": stdout */
     bool json;        /* one JSON object per line instead of combined */
     int fd;
+    int dir_fd;       /* the file's directory (O_PATH), for reopening; -1: none */
+    const char *base; /* the file's name in it */
     size_t len;
     int64_t first_pending_ms; /* when the oldest unflushed line was added */
     bool failed_reported;

@@ -41,6 +41,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define RING_ENTRIES 1024
 #define BUF_COUNT    512  /* provided buffers: a batch of completions' worth */
@@ -143,17 +145,52 @@ static void arm_signal(struct worker *w)
     io_uring_sqe_set_data64(sqe, K_SIGNAL);
 }
 
-static int setup_ring(struct io_uring *ring)
+/* disabled: the ring starts with IORING_SETUP_R_DISABLED (5.10), so it
+ * can be restricted before any operation runs (restrict_ring). */
+static int setup_ring(struct io_uring *ring, bool disabled)
 {
     struct io_uring_params p;
+    unsigned extra = disabled ? IORING_SETUP_R_DISABLED : 0;
     memset(&p, 0, sizeof p);
-    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | extra;
     int r = io_uring_queue_init_params(RING_ENTRIES, ring, &p);
     if (r == -EINVAL) { /* before 6.1: no DEFER_TASKRUN */
         memset(&p, 0, sizeof p);
+        p.flags = extra;
         r = io_uring_queue_init_params(RING_ENTRIES, ring, &p);
     }
     return r;
+}
+
+/* The operations pith submits, and the one SQE flag it sets. */
+static const int ring_ops[] = {IORING_OP_ACCEPT,   IORING_OP_RECV, IORING_OP_SENDMSG,
+                               IORING_OP_POLL_ADD, IORING_OP_READ, IORING_OP_ASYNC_CANCEL};
+
+/* seccomp sees io_uring_enter, never the operations it carries, so the
+ * ring itself is limited (IORING_REGISTER_RESTRICTIONS, 5.10) to the
+ * opcodes above and IOSQE_BUFFER_SELECT; no io_uring_register operation
+ * is allowed once it is enabled (pith registers its buffer ring before).
+ * Landlock still applies to what the ring does: its file operations run
+ * with the worker's credentials, and so its Landlock domain (pith submits
+ * no open through the ring anyway). */
+static int restrict_ring(struct io_uring *ring)
+{
+    struct io_uring_restriction res[ARRAY_LEN(ring_ops) + 1];
+    memset(res, 0, sizeof res);
+    for (size_t i = 0; i < ARRAY_LEN(ring_ops); i++) {
+        res[i].opcode = IORING_RESTRICTION_SQE_OP;
+        res[i].sqe_op = (uint8_t)ring_ops[i];
+    }
+    res[ARRAY_LEN(ring_ops)].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+    res[ARRAY_LEN(ring_ops)].sqe_flags = IOSQE_BUFFER_SELECT;
+    /* Debian 12's liburing 2.3 declares io_uring_register_restrictions()
+     * and io_uring_enable_rings() but does not export them: the system
+     * call itself. */
+    if (syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res,
+                (unsigned)ARRAY_LEN(res)) < 0 ||
+        syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
+        return -errno;
+    return 0;
 }
 
 static int setup_buffers(struct uring *u)
@@ -188,11 +225,14 @@ static int ur_init(struct worker *w)
     u->starved = sys_map((size_t)w->nconns * sizeof *u->starved);
     if (!u->uc || !u->ready || !u->starved)
         return -ENOMEM;
-    int r = setup_ring(&u->ring);
+    bool restricted = w->set->sandbox;
+    int r = setup_ring(&u->ring, restricted);
     if (r < 0)
         return r;
     r = setup_buffers(u);
     if (r < 0)
+        return r;
+    if (restricted && (r = restrict_ring(&u->ring)) < 0)
         return r;
     arm_signal(w);
     return 0;
@@ -673,17 +713,15 @@ static void ur_wait(struct worker *w, int timeout_ms)
 bool loop_uring_available(char *why, unsigned long cap)
 {
     struct io_uring ring;
-    int r = setup_ring(&ring);
+    int r = setup_ring(&ring, false);
     if (r < 0) {
         snprintf(why, cap, "io_uring_setup: %s", strerrordesc_np(-r));
         return false;
     }
-    static const int ops[] = {IORING_OP_ACCEPT,   IORING_OP_RECV, IORING_OP_SENDMSG,
-                              IORING_OP_POLL_ADD, IORING_OP_READ, IORING_OP_ASYNC_CANCEL};
     struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
     bool ok = probe != NULL;
-    for (size_t i = 0; ok && i < sizeof ops / sizeof ops[0]; i++)
-        ok = io_uring_opcode_supported(probe, ops[i]);
+    for (size_t i = 0; ok && i < ARRAY_LEN(ring_ops); i++)
+        ok = io_uring_opcode_supported(probe, ring_ops[i]);
     if (probe)
         io_uring_free_probe(probe);
     if (!ok) {

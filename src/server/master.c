@@ -275,7 +275,7 @@ static void begin_stop(struct master *m)
     m->kill_at = sys_now_ms() + (int64_t)m->srv->set.grace * 1000 + 1000;
 }
 
-/* After logrotate: the workers reopen the log by its path, as --user. The
+/* After logrotate: the workers reopen the log by its name, as --user. The
  * file a rotation left (or none) may belong to root, so the master, still
  * root, opens (creating) it first and gives it to the workers' user, as
  * nginx does. */
@@ -283,14 +283,16 @@ static void prepare_log_reopen(struct master *m)
 {
     const struct server *srv = m->srv;
     const char *path = srv->set.log;
-    if (!path || (path[0] == '-' && path[1] == '\0') || !srv->log_chown)
+    if (!path || (path[0] == '-' && path[1] == '\0'))
         return;
+    /* Created here in any case: a sandboxed worker may write files in the
+     * log's directory but not create them (Landlock, docs/DESIGN.md). */
     int fd = sys_open_log(path);
     if (fd < 0) {
         log_error_errno("reopen the access log", path, fd);
         return;
     }
-    int r = sys_fchown(fd, srv->log_uid, srv->log_gid);
+    int r = srv->log_chown ? sys_fchown(fd, srv->log_uid, srv->log_gid) : 0;
     if (r < 0)
         log_error_errno("give the access log to --user", path, r);
     sys_close(fd);

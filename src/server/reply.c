@@ -11,8 +11,11 @@
 #include "core/bytes.h"
 #include "core/respond.h"
 #include "core/response.h"
+#include "core/site.h"
 #include "server/exchange.h"
+#include "server/filecache.h"
 #include "server/worker.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 
@@ -60,10 +63,57 @@ static bool status_closes(int status)
     return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
 }
 
+/* --error-page: the page's bytes with the error's status and the error's
+ * own fields (Allow for 405), its Content-Type from its name, and none of
+ * a file's validators or ranges (an error page is no representation of
+ * the target: no ETag, Last-Modified, Accept-Ranges or Cache-Control).
+ * HEAD gets the head. False, with nothing queued, when the page cannot be
+ * opened: the built-in body answers instead. */
+static bool error_page(struct worker *w, struct exchange *x, int status)
+{
+    const char *path = site_page_for(&w->set->site, status);
+    if (!path || x->entry || x->fd >= 0)
+        return false;
+    struct fc_result res;
+    filecache_lookup(&w->cache, path, w->now_ms, w->now_sec, &res);
+    if (!res.entry && res.fd < 0)
+        return false;
+    if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
+        sys_close(res.fd);
+        return false;
+    }
+    struct fc_entry *e = res.entry;
+    if (e) {
+        x->entry = e;
+    } else {
+        e = &w->scratch_entry;
+        filecache_describe(&w->cache.cfg, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
+        e->fd = -1;
+        e->body = NULL;
+        x->fd = res.fd;
+    }
+    struct response r;
+    response_init(&r, status);
+    response_add(&r, "Content-Type", e->type);
+    if (status == 405)
+        response_add(&r, "Allow", SPAN_LIT(REPLY_ALLOW));
+    response_set_length(&r, e->st.size);
+    exchange_reply(w, x, &r);
+    if (e->st.size == 0)
+        return true;
+    if (e->body)
+        exchange_body_mem(x, e->body, e->st.size);
+    else
+        exchange_body_file(x, res.entry ? e->fd : res.fd, 0, e->st.size);
+    return true;
+}
+
 void reply_error(struct worker *w, struct exchange *x, int status)
 {
     if (status_closes(status))
         x->close = true;
+    if (error_page(w, x, status))
+        return;
     if (status == 405)
         reply_small(w, x, status, "Allow", SPAN_LIT(REPLY_ALLOW), false);
     else

@@ -12,6 +12,7 @@
 
 #include "core/core.h"
 #include "core/netaddr.h"
+#include "core/site.h"
 #include "server/loop.h"
 #include "sys/resolve.h"
 
@@ -55,6 +56,12 @@ struct settings {
     const char *status;         /* --status ADDR:PORT; NULL: off */
     /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
     bool check; /* --check: validate, print the plan, exit */
+
+    /* ---- site features and lockdown (issue 14; src/server/site.c, lockdown.c) ---- */
+    bool sandbox;           /* Landlock + seccomp in every worker (--no-sandbox: false) */
+    const char *group;      /* --group: with --user, the workers' group */
+    const char *chroot_dir; /* --chroot: workers chroot here before dropping to --user */
+    struct site site;       /* --fallback, --clean-urls, --header, --cors, --error-page */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -89,6 +96,9 @@ struct server {
     char *const *argv;       /* ... with these arguments */
     int upgrade_from;        /* the master this one replaces (told when ready); 0 */
     int ready_pipe[2];       /* each worker writes its pid once it serves; -1: none */
+    /* lockdown (issue 14): what the kernel offers, probed at start */
+    int landlock_abi; /* > 0: the ABI version; else -errno */
+    int seccomp_err;  /* 0: filters with KILL_PROCESS work; else -errno */
 };
 
 #endif

@@ -24,6 +24,7 @@
 #include "core/bytes.h"
 #include "server/conn.h"
 #include "server/stats.h"
+#include "server/lockdown.h"
 #include "server/transport.h"
 #include "sys/sys.h"
 
@@ -237,10 +238,6 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         log_error_errno("open the access log", srv->set.log, r);
         return -1;
     }
-    if (srv->set.user && (r = sys_drop_privileges(srv->set.user)) < 0) {
-        log_error_errno("drop privileges to", srv->set.user, r);
-        return -1;
-    }
     const struct settings *cfg = &srv->set;
     struct fc_settings fcs = {
         .root_fd = srv->root_fd,
@@ -271,6 +268,10 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         w->boundary_seed[0] = (uint64_t)sys_now_ms() ^ ((uint64_t)sys_getpid() << 32);
     worker_update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
+    /* Every descriptor and mapping is in place: from here the worker only
+     * serves, as --user, confined (lockdown.h). */
+    if (lockdown_worker(w) < 0)
+        return -1;
     worker_set_listening(w, true);
     stats_start(w);
     return 0;

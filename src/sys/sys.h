@@ -53,6 +53,9 @@ ssize_t sys_pread(int fd, void *p, size_t n, uint64_t off);
 ssize_t sys_write(int fd, const void *p, size_t n);
 ssize_t sys_writev(int fd, const struct iovec *iov, int n);
 int sys_open_log(const char *path); /* append, create 0644 */
+/* The same for name beneath dirfd (a log's directory, kept open so that a
+ * reopen works after a chroot and under Landlock). */
+int sys_open_log_at(int dirfd, const char *name);
 int sys_dup2(int from, int to);
 /* Makes `to` refer to what `from` does, close-on-exec (dup3). */
 int sys_dup_onto(int from, int to);
@@ -127,9 +130,13 @@ int sys_realpath(const char *path, char *out, size_t cap);
 int sys_parse_addr(const char *text, unsigned port, struct sockaddr_storage *addr, socklen_t *len);
 /* Writes "[addr]:port" or "addr:port" style text for URLs. */
 int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap);
-/* Drops to the user's uid, gid and supplementary groups. 0, -ENOENT (no
- * such user), -EPERM (not root), or another -errno. */
-int sys_drop_privileges(const char *user);
+/* Drops to the user's uid, gid and supplementary groups (with group: that
+ * group's gid, and it added to the user's supplementary groups, as nginx's
+ * "user NAME GROUP"), after a chroot into chroot_dir when not NULL. 0,
+ * -ENOENT (no such user or group), -EPERM (not root), or another -errno. */
+int sys_drop_privileges(const char *user, const char *group, const char *chroot_dir);
+/* The group's id: 0, -ENOENT (no such group), or -errno. */
+int sys_group_id(const char *group, unsigned *gid);
 /* The user's uid and primary gid: 0, -ENOENT (no such user), or -errno. */
 int sys_user_ids(const char *user, unsigned *uid, unsigned *gid);
 int sys_fchown(int fd, unsigned uid, unsigned gid);

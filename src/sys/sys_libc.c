@@ -510,7 +510,7 @@ int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap)
     return 0;
 }
 
-int sys_drop_privileges(const char *user)
+int sys_drop_privileges(const char *user, const char *group, const char *chroot_dir)
 {
     if (geteuid() != 0)
         return -EPERM;
@@ -518,12 +518,43 @@ int sys_drop_privileges(const char *user)
     struct passwd *pw = getpwnam(user);
     if (!pw)
         return errno ? -errno : -ENOENT;
-    if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
+    uid_t uid = pw->pw_uid;
+    gid_t gid = pw->pw_gid;
+    if (group) {
+        errno = 0;
+        struct group *gr = getgrnam(group);
+        if (!gr)
+            return errno ? -errno : -ENOENT;
+        gid = gr->gr_gid;
+    }
+    /* The names are looked up (passwd, group) before the chroot, which
+     * has no /etc; the ids are set after it, which needs root. */
+    if (initgroups(pw->pw_name, gid) < 0)
+        return -errno;
+    if (chroot_dir && (chroot(chroot_dir) < 0 || chdir("/") < 0))
+        return -errno;
+    if (setgid(gid) < 0 || setuid(uid) < 0)
         return -errno;
     /* setuid as root sets the saved uid too; make sure root is gone. */
     if (setuid(0) == 0)
         return -EPERM;
     return 0;
+}
+
+int sys_group_id(const char *group, unsigned *gid)
+{
+    errno = 0;
+    struct group *gr = getgrnam(group);
+    if (!gr)
+        return errno ? -errno : -ENOENT;
+    *gid = gr->gr_gid;
+    return 0;
+}
+
+int sys_open_log_at(int dirfd, const char *name)
+{
+    return (int)ret(
+        openat(dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
 }
 
 int sys_user_ids(const char *user, unsigned *uid, unsigned *gid)

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * none.c - the release build's test hook: no request is special (see
+ * testhook.h), and no system call is added to the allow-lists.
+ */
+#include "testhook/testhook.h"
+
+#include "server/lockdown.h"
+
+bool testhook_request(struct worker *w, struct exchange *x, struct span target)
+{
+    (void)w;
+    (void)x;
+    (void)target;
+    return false;
+}
+
+const struct lockdown_syscall testhook_syscalls[1] = {{-1, "none: a number no call has"}};
+const size_t testhook_nsyscalls = 0;
