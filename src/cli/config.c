@@ -638,6 +638,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
     }
     if (v == CONFIG_RUN)
         v = check_opsnet(&ps);
+    if (v == CONFIG_RUN)
         v = check_site_flags(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
@@ -671,7 +672,6 @@ void settings_from_config(const struct config *cfg, struct settings *out)
         .user = cfg->user,
         .quiet = cfg->quiet,
         .check = cfg->check,
-    if (v == CONFIG_RUN)
         .sandbox = !cfg->no_sandbox,
         .group = cfg->group,
         .chroot_dir = cfg->chroot_dir,

@@ -316,7 +316,7 @@ int status_run(const struct server *srv)
     if (sys_getppid() != srv->master_pid)
         return 1;
     int r;
-    if (srv->set.user && (r = sys_drop_privileges(srv->set.user)) < 0) {
+    if (srv->set.user && (r = sys_drop_privileges(srv->set.user, srv->set.group, NULL)) < 0) {
         log_error_errno("status: drop privileges to", srv->set.user, r);
         return 1;
     }
