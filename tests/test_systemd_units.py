@@ -71,7 +71,10 @@ def test_syscall_filter_lets_io_uring_through():
     d = directives(SERVICE)["SystemCallFilter"]
     assert d[0].split()[0] == "@system-service"
     groups = syscall_groups()
-    allowed = expand(groups, d[0].split()) - expand(groups, d[1].lstrip("~").split())
+    # Allow-lists add up; deny-lists (~) take away from them (systemd.exec(5)).
+    allow = [x for line in d if not line.startswith("~") for x in line.split()]
+    deny = [x for line in d if line.startswith("~") for x in line.lstrip("~").split()]
+    allowed = expand(groups, allow) - expand(groups, deny)
     for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
         assert call in allowed and call in d[0].split(), call
     # What pith needs that a deny list could take: raising RLIMIT_NOFILE
@@ -113,7 +116,10 @@ def test_system_calls_pith_makes_pass_the_filter(tmp_path):
     service's SystemCallFilter= lines allow (@default is always allowed)."""
     d = directives(SERVICE)["SystemCallFilter"]
     groups = syscall_groups()
-    allowed = expand(groups, d[0].split()) - expand(groups, d[1].lstrip("~").split())
+    # Allow-lists add up; deny-lists (~) take away from them (systemd.exec(5)).
+    allow = [x for line in d if not line.startswith("~") for x in line.split()]
+    deny = [x for line in d if line.startswith("~") for x in line.lstrip("~").split()]
+    allowed = expand(groups, allow) - expand(groups, deny)
     allowed |= expand(groups, ["@default"])
     root = tmp_path / "www"
     (root / "dir").mkdir(parents=True)

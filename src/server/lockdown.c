@@ -136,6 +136,9 @@ static int restrict_files(struct worker *w)
     struct sys_landlock_rule rules[3];
     size_t n = 0;
     rules[n++] = (struct sys_landlock_rule){srv->root_fd, SYS_LL_READ};
+    /* --precompressed DIR: the variants' mirror tree, read like the root. */
+    if (srv->precomp_fd >= 0)
+        rules[n++] = (struct sys_landlock_rule){srv->precomp_fd, SYS_LL_READ};
     if (w->log.dir_fd >= 0)
         rules[n++] = (struct sys_landlock_rule){w->log.dir_fd, SYS_LL_WRITE};
     int r = sys_landlock_restrict(srv->landlock_abi, rules, n);
