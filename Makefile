@@ -19,7 +19,8 @@ SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
 CLI_SRC    = src/cli/config.c src/cli/main.c
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC)
-FULL_LIBS  = -luring
+# -lssl -lcrypto: HTTPS (src/server/tls.c), OpenSSL 3 from Debian (libssl-dev)
+FULL_LIBS  = -luring -lssl -lcrypto
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))

@@ -47,6 +47,15 @@ static const char usage[] =
     "      --pidfile FILE        write the master's process id to FILE\n"
     "      --daemon              detach from the terminal (use with --pidfile)\n"
     "      --user NAME           workers drop to NAME's uid and groups (needs root)\n"
+    "      --tls-cert FILE       HTTPS: the certificate chain (PEM, leaf first); with\n"
+    "      --tls-key FILE        its private key (RSA or ECDSA). Repeat the pair for more\n"
+    "                            names: the client's SNI picks, the first is the default\n"
+    "      --tls-port N          HTTPS port [0..65535] (default 8443)\n"
+    "      --tls-only            no plain HTTP listener\n"
+    "      --redirect-http       plain HTTP answers 308 to the same path over HTTPS\n"
+    "      --hsts S              Strict-Transport-Security max-age on HTTPS responses\n"
+    "                            [1..63072000] (default: none)\n"
+    "      --timeout-handshake S time for a whole TLS handshake [1..3600] (default 10)\n"
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -61,7 +70,7 @@ static const char usage[] =
     "  pith --daemon --pidfile /run/pith.pid --user www-data --port 80 /srv/www\n"
     "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
-    "HUP and USR1 reopen the log file.\n"
+    "HUP and USR1 reopen the log file; HUP also reloads the TLS certificates and keys.\n"
     "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
     "Security: only files beneath ROOT are served; dotfiles (except /.well-known/) and\n"
     "symlinks are refused with 403; requests are parsed strictly (RFC 9112).\n";
@@ -97,6 +106,13 @@ enum kind {
     K_QUIET,
     K_HELP,
     K_VERSION,
+    K_TLS_CERT, /* HTTPS (issue 10) */
+    K_TLS_KEY,
+    K_TLS_PORT,
+    K_TLS_ONLY,
+    K_REDIRECT_HTTP,
+    K_HSTS,
+    K_T_HANDSHAKE,
 };
 
 struct option {
@@ -132,6 +148,13 @@ static const struct option options[] = {
     {"quiet", 'q', false, K_QUIET},
     {"help", 'h', false, K_HELP},
     {"version", 'V', false, K_VERSION},
+    {"tls-cert", 0, true, K_TLS_CERT},
+    {"tls-key", 0, true, K_TLS_KEY},
+    {"tls-port", 0, true, K_TLS_PORT},
+    {"tls-only", 0, false, K_TLS_ONLY},
+    {"redirect-http", 0, false, K_REDIRECT_HTTP},
+    {"hsts", 0, true, K_HSTS},
+    {"timeout-handshake", 0, true, K_T_HANDSHAKE},
 };
 
 struct parser {
@@ -190,8 +213,56 @@ static bool nonempty(struct parser *ps, const char *flag, const char *value)
     return false;
 }
 
+/* HTTPS (issue 10): its flags, and the checks that need all of them. */
+static enum config_verdict apply_tls_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    bool ok = true;
+    switch (o->kind) {
+    case K_TLS_CERT:
+    case K_TLS_KEY: {
+        bool cert = o->kind == K_TLS_CERT;
+        unsigned *n = cert ? &c->ntls_cert : &c->ntls_key;
+        if (!nonempty(ps, o->name, v))
+            return CONFIG_USAGE;
+        if (*n == CONFIG_TLS_PAIRS_MAX)
+            return fail(ps, "--", o->name, ": more than 8 certificate/key pairs");
+        (cert ? c->tls_cert : c->tls_key)[(*n)++] = v;
+        break;
+    }
+    case K_TLS_PORT: ok = number(ps, o->name, v, 0, 65535, &c->tls_port); break;
+    case K_HSTS: ok = number(ps, o->name, v, 1, 63072000, &c->hsts); break;
+    case K_T_HANDSHAKE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_handshake); break;
+    case K_TLS_ONLY: c->tls_only = true; break;
+    case K_REDIRECT_HTTP: c->redirect_http = true; break;
+    default: break;
+    }
+    return ok ? CONFIG_RUN : CONFIG_USAGE;
+}
+
+static enum config_verdict check_tls(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    if (c->ntls_cert != c->ntls_key)
+        return fail(ps, "--tls-cert and --tls-key must come in pairs (one key per certificate)", "",
+                    "");
+    if (c->ntls_cert == 0 && (c->tls_only || c->redirect_http || c->hsts))
+        return fail(ps,
+                    c->tls_only        ? "--tls-only"
+                    : c->redirect_http ? "--redirect-http"
+                                       : "--hsts",
+                    " needs --tls-cert and --tls-key", "");
+    if (c->tls_only && c->redirect_http)
+        return fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "", "");
+    if (c->ntls_cert && !c->tls_only && c->port == c->tls_port && c->port != 0)
+        return fail(ps, "--port and --tls-port must differ", "", "");
+    return CONFIG_RUN;
+}
+
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
 {
+    if (o->kind >= K_TLS_CERT)
+        return apply_tls_flag(ps, o, v);
     struct config *c = ps->cfg;
     bool ok = true;
     switch (o->kind) {
@@ -246,6 +317,7 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_QUIET: c->quiet = true; break;
     case K_HELP: return CONFIG_HELP;
     case K_VERSION: return CONFIG_VERSION;
+    default: break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -283,6 +355,8 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->timeout_keepalive = 5;
     c->timeout_send = 30;
     c->grace = 10;
+    c->tls_port = 8443;
+    c->timeout_handshake = 10;
 }
 
 /* One argument that starts with '-'; may consume the next one as its value. */
@@ -342,6 +416,8 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
             ps.have_root = true;
         }
     }
+    if (v == CONFIG_RUN)
+        v = check_tls(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -349,6 +425,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 }
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
+_Static_assert(CONFIG_TLS_PAIRS_MAX == SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");
 _Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
 
 void settings_from_config(const struct config *cfg, struct settings *out)
@@ -374,6 +451,17 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     };
     for (unsigned i = 0; i < cfg->nimmutable; i++)
         out->immutable[i] = cfg->immutable[i];
+    /* HTTPS (issue 10) */
+    for (unsigned i = 0; i < cfg->ntls_cert; i++) {
+        out->tls_cert[i] = cfg->tls_cert[i];
+        out->tls_key[i] = cfg->tls_key[i];
+    }
+    out->ntls = cfg->ntls_cert;
+    out->tls_port = cfg->tls_port;
+    out->tls_only = cfg->tls_only;
+    out->redirect_http = cfg->redirect_http;
+    out->hsts = cfg->hsts;
+    out->timeout_handshake = cfg->timeout_handshake;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
         buf_put_cstr(&b, "no-cache");

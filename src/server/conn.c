@@ -136,7 +136,7 @@ void conn_accepted(struct worker *w, struct conn *c)
      * timeout, counted from the accept. */
     c->head_started_ms = w->now_ms;
     arm(w, c, w->set->timeout_header);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
 }
 
 void conn_close(struct worker *w, struct conn *c, enum close_reason why)
@@ -172,7 +172,7 @@ static void start_linger(struct worker *w, struct conn *c, enum close_reason why
     c->state = CONN_LINGER;
     c->linger_why = why;
     timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
 }
 
 /* ---- sending -------------------------------------------------------------------- */
@@ -302,7 +302,7 @@ static bool response_done(struct worker *w, struct conn *c)
     release_slot(w, c);
     c->head_started_ms = 0;
     arm(w, c, w->set->timeout_keepalive);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
     return false;
 }
 
@@ -321,7 +321,7 @@ static void process_input(struct worker *w, struct conn *c)
         long r = http_parse_request(conn_in(c), c->in_len, &w->req);
         if (r == HTTP_PARSE_AGAIN) {
             if (c->in_len < POOL_IN_SIZE) {
-                w->loop->want_read(w, c);
+                c->tp->want_read(w, c);
                 return;
             }
             r = -431; /* cannot happen within the limits; never spin on a full buffer */
@@ -360,7 +360,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
          * dropped (by the backend); its end (or an error) ends the
          * connection. */
         if (n > 0 || n == -EAGAIN || n == -EINTR)
-            w->loop->want_read(w, c);
+            c->tp->want_read(w, c);
         else
             conn_close(w, c, c->linger_why);
         return;
@@ -376,7 +376,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     if (n == -EAGAIN || n == -EINTR) {
         if (c->in_len == 0)
             release_slot(w, c);
-        w->loop->want_read(w, c);
+        c->tp->want_read(w, c);
         return;
     }
     if (n == -EOVERFLOW) {

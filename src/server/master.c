@@ -27,6 +27,7 @@
 
 #include "core/bytes.h"
 #include "server/log.h"
+#include "server/tls.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
@@ -53,19 +54,30 @@ struct master {
     int64_t kill_at;
 };
 
-/* A fresh listener for worker i, in the reuseport group of the others. */
+/* A fresh listener in the reuseport group of the others, into *fd. */
+static int reopen_one(const struct sockaddr_storage *addr, socklen_t len, int *fd)
+{
+    if (*fd >= 0)
+        return 0;
+    int r = sys_listen_tcp(addr, len, 4096, true);
+    if (r < 0) {
+        log_error_errno("listen again for a new worker", NULL, r);
+        return r;
+    }
+    *fd = r;
+    return 0;
+}
+
+/* Worker i's listeners: plain (unless --tls-only) and TLS (with HTTPS). */
 static int reopen_listener(struct master *m, unsigned i)
 {
     struct server *srv = m->srv;
-    if (srv->listen_fds[i] >= 0)
-        return 0;
-    int fd = sys_listen_tcp(&srv->listen_addr, srv->listen_len, 4096, true);
-    if (fd < 0) {
-        log_error_errno("listen again for a new worker", NULL, fd);
-        return fd;
-    }
-    srv->listen_fds[i] = fd;
-    return 0;
+    int r = 0;
+    if (!srv->set.tls_only)
+        r = reopen_one(&srv->listen_addr, srv->listen_len, &srv->listen_fds[i]);
+    if (!r && srv->tls)
+        r = reopen_one(&srv->tls_listen_addr, srv->tls_listen_len, &srv->tls_listen_fds[i]);
+    return r;
 }
 
 static int start_worker(struct master *m, unsigned i)
@@ -122,6 +134,10 @@ static void close_listener(struct master *m, unsigned i)
     if (m->srv->listen_fds[i] >= 0) {
         sys_close(m->srv->listen_fds[i]);
         m->srv->listen_fds[i] = -1;
+    }
+    if (m->srv->tls && m->srv->tls_listen_fds[i] >= 0) {
+        sys_close(m->srv->tls_listen_fds[i]);
+        m->srv->tls_listen_fds[i] = -1;
     }
 }
 
@@ -211,6 +227,10 @@ static void on_signal(struct master *m, int sig)
     case SIGHUP:
     case SIGUSR1:
         prepare_log_reopen(m);
+        /* HUP: the master (which keeps its privileges) re-reads the
+         * certificates and keys; the workers build from what it read. */
+        if (sig == SIGHUP && m->srv->tls)
+            tls_server_reload(m->srv->tls, &m->srv->set);
         signal_workers(m, sig);
         break;
     default: break; /* SIGCHLD: reaped below */
@@ -259,6 +279,8 @@ int master_run(struct server *srv)
             continue;
         }
         restart_due(&m);
+        if (srv->tls)
+            tls_server_tick(srv->tls, sys_now_real()); /* ticket key rotation */
     }
     if (srv->set.pidfile)
         sys_unlink(srv->set.pidfile);

@@ -19,9 +19,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define SERVER_NAME          "pith/" PITH_VERSION
-#define SETTINGS_WORKERS_MAX 64
-#define SETTINGS_GLOBS_MAX   8
+#define SERVER_NAME            "pith/" PITH_VERSION
+#define SETTINGS_WORKERS_MAX   64
+#define SETTINGS_GLOBS_MAX     8
+#define SETTINGS_TLS_PAIRS_MAX 8
+
+struct tls_server;
 
 struct settings {
     unsigned workers;   /* worker processes, one listener each */
@@ -38,6 +41,15 @@ struct settings {
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
     bool quiet;       /* no informational lines on stderr (errors still) */
+    /* HTTPS (issue 10; src/server/tls.c) */
+    const char *tls_cert[SETTINGS_TLS_PAIRS_MAX]; /* full-chain PEM; [0] is the default */
+    const char *tls_key[SETTINGS_TLS_PAIRS_MAX];
+    unsigned ntls;              /* certificate/key pairs; 0: no HTTPS */
+    unsigned tls_port;          /* default 8443; 0 = any free port */
+    bool tls_only;              /* no plain HTTP listener */
+    bool redirect_http;         /* the plain port answers 308 to https:// */
+    unsigned hsts;              /* Strict-Transport-Security max-age; 0: none */
+    unsigned timeout_handshake; /* seconds for a whole TLS handshake */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -56,6 +68,15 @@ struct server {
     int master_pid;              /* a worker whose parent is not this one exits */
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
+    /* HTTPS (issue 10): one SO_REUSEPORT TLS listener per worker, beside the
+     * plain ones (listen_fds[i] is -1 with --tls-only), and the TLS state the
+     * master prepares before forking (certificates, keys, ticket keys). */
+    int tls_listen_fds[SETTINGS_WORKERS_MAX];
+    struct sockaddr_storage tls_listen_addr;
+    socklen_t tls_listen_len;
+    unsigned tls_port;      /* the bound TLS port (the kernel's pick for 0) */
+    char tls_url[128];      /* "https://[::]:8443/" for the start line */
+    struct tls_server *tls; /* NULL without HTTPS */
 };
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "core/bytes.h"
 #include "server/conn.h"
+#include "server/tls.h"
 #include "server/transport.h"
 #include "sys/sys.h"
 
@@ -40,7 +41,7 @@ void worker_update_clock(struct worker *w)
 
 static void worker_set_listening(struct worker *w, bool on)
 {
-    if (w->listening == on || w->listen_fd < 0)
+    if (w->listening == on || (w->listen_fd < 0 && w->tls_listen_fd < 0))
         return;
     w->loop->listen(w, on);
     w->listening = on;
@@ -63,7 +64,7 @@ static bool worker_can_accept(const struct worker *w)
     return !w->draining && (w->free_conns || w->next_unused < w->nconns);
 }
 
-void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer)
+void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls)
 {
     if (!worker_can_accept(w)) {
         sys_close(fd); /* accepted in the same batch as the last free slot */
@@ -79,7 +80,7 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     w->free_conns = c->next_free;
     w->accept_failure_logged = false;
     c->fd = fd;
-    c->tp = &transport_plain;
+    c->tp = tls ? &transport_tls : &transport_plain;
     if (peer)
         c->peer = *peer;
     else
@@ -98,6 +99,8 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     }
     w->active++;
     conn_accepted(w, c);
+    if (tls && tls_conn_start(w, c) < 0)
+        conn_close(w, c, CLOSE_ERROR);
     if (!worker_can_accept(w))
         worker_set_listening(w, false); /* at --max-conns: back when one closes */
 }
@@ -121,6 +124,8 @@ static void reap_closed(struct worker *w)
             continue;
         }
         *pp = c->next_free;
+        if (c->tp && c->tp->release)
+            c->tp->release(w, c);
         conn_free(w, c);
         c->next_free = w->free_conns;
         w->free_conns = c;
@@ -140,8 +145,11 @@ static void start_drain(struct worker *w)
     worker_set_listening(w, false);
     w->draining = true;
     w->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
-    sys_close(w->listen_fd);
-    w->listen_fd = -1;
+    if (w->listen_fd >= 0)
+        sys_close(w->listen_fd);
+    if (w->tls_listen_fd >= 0)
+        sys_close(w->tls_listen_fd);
+    w->listen_fd = w->tls_listen_fd = -1;
     for (uint32_t i = 0; i < w->next_unused; i++)
         if (w->conns[i].state != CONN_FREE)
             conn_drain(w, &w->conns[i]);
@@ -149,9 +157,11 @@ static void start_drain(struct worker *w)
 
 void worker_signal(struct worker *w, int sig)
 {
-    if (sig == SIGHUP || sig == SIGUSR1)
+    if (sig == SIGHUP || sig == SIGUSR1) {
         access_log_reopen(&w->log);
-    else if (w->draining)
+        if (sig == SIGHUP)
+            tls_worker_reload(w); /* new handshakes only */
+    } else if (w->draining)
         w->exit_now = true; /* a second TERM/INT: exit at once */
     else
         start_drain(w);
@@ -166,6 +176,8 @@ static void fire_timer(struct timer *t, void *ctx)
 
 static int loop_timeout(struct worker *w)
 {
+    if (tls_has_ready(w))
+        return 0; /* bytes OpenSSL already holds are handed over first */
     int t = timer_next_timeout(&w->wheel, w->now_ms);
     bool need_second = w->log.len || w->accept_retry_ms || w->draining;
     if (need_second && (t < 0 || t > 1000))
@@ -179,6 +191,7 @@ static void run_loop(struct worker *w)
         w->loop->wait(w, loop_timeout(w));
         if (w->exit_now)
             return;
+        tls_run_ready(w);
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
         reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
@@ -198,9 +211,10 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     w->set = &srv->set;
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
+    w->tls_listen_fd = srv->tls ? srv->tls_listen_fds[index] : -1;
     w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
-    if (!w->conns || pool_init(&w->pool, w->nconns) < 0) {
+    if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0)) {
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
@@ -277,8 +291,12 @@ int worker_run(const struct server *srv, unsigned index)
      * own. If the master dies, so do we (no orphaned workers): the request
      * is checked against a master that died before it was made. */
     for (unsigned i = 0; i < srv->nlisten; i++)
-        if (i != index)
-            sys_close(srv->listen_fds[i]);
+        if (i != index) {
+            if (srv->listen_fds[i] >= 0)
+                sys_close(srv->listen_fds[i]);
+            if (srv->tls && srv->tls_listen_fds[i] >= 0)
+                sys_close(srv->tls_listen_fds[i]);
+        }
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;
@@ -287,7 +305,9 @@ int worker_run(const struct server *srv, unsigned index)
         return 1;
     run_loop(w);
     access_log_flush(&w->log);
-    if (!w->set->quiet)
+    if (!w->set->quiet) {
         report_closes(w);
+        tls_worker_report(w);
+    }
     return 0;
 }

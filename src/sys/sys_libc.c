@@ -430,6 +430,12 @@ void *sys_map(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
+void *sys_map_shared(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 int sys_exit_status(int status)
 {
     if (WIFSIGNALED(status))
