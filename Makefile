@@ -28,7 +28,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
+.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench mutate
 
 all: pith
@@ -119,6 +119,19 @@ test: pith
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 
+# The black-box files below run once more over HTTPS, on both loops
+# (PITH_TLS=1: the fixture adds a throwaway certificate, tests/http_raw.py
+# wraps its connections in TLS; see tests/conftest.py). Tests that need a
+# plain socket by their nature are deselected. tests/test_tls_*.py run in
+# every pass of `make test` and `make test-asan`.
+TLS_TEST_FILES = test_parser.py test_methods.py test_headers.py test_range.py \
+                 test_conditional.py test_paths.py test_dotfiles.py test_robustness.py \
+                 test_keepalive.py
+TLS_DESELECT   = --deselect tests/test_robustness.py::test_max_conns_limit
+test-tls: pith
+	PITH_TLS=1 PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) $(addprefix tests/,$(TLS_TEST_FILES)) $(TLS_DESELECT)
+	PITH_TLS=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) $(addprefix tests/,$(TLS_TEST_FILES)) $(TLS_DESELECT)
+
 test-asan: pith-asan
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
@@ -134,6 +147,7 @@ check:
 	scripts/deps check
 	$(MAKE) all core-freestanding unit asan fuzz
 	$(MAKE) test
+	$(MAKE) test-tls
 	$(MAKE) test-asan
 	$(MAKE) -j2 fuzz-smoke
 	$(MAKE) format-check
