@@ -461,6 +461,10 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->tls_only = cfg->tls_only;
     out->redirect_http = cfg->redirect_http;
     out->hsts = cfg->hsts;
+    struct buf hb = buf_make(out->hsts_value, sizeof out->hsts_value - 1);
+    buf_put_cstr(&hb, "max-age=");
+    buf_put_u64(&hb, cfg->hsts);
+    out->hsts_value[hb.len] = '\0';
     out->timeout_handshake = cfg->timeout_handshake;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {

@@ -73,7 +73,8 @@ static int probe_port(struct sockaddr_storage *addr, socklen_t len)
 
 /* One listener per worker on port (the plain or the TLS one), into fds[];
  * the address into *out and *out_len (for the master's fresh listeners) and
- * "scheme://host:port/" into url. */
+ * "scheme://host:port/" into url. Returns the port, or after saying why
+ * -1 (a runtime failure) or -2 (bad usage). */
 static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
                       struct sockaddr_storage *out, socklen_t *out_len, const char *scheme,
                       char *url, size_t url_cap)
@@ -83,7 +84,7 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
     const char *text = cfg->addr ? cfg->addr : "::";
     if (sys_parse_addr(text, cfg_port, &addr, &len) < 0) {
         fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
-        return 2;
+        return -2;
     }
     int port = probe_port(&addr, len);
     if (port == -EAFNOSUPPORT && !cfg->addr) {
@@ -99,7 +100,7 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
         else
             fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg_port,
                     strerrordesc_np(-port));
-        return 1;
+        return -1;
     }
     sys_parse_addr(host, (unsigned)port, &addr, &len);
     *out = addr; /* the master opens a fresh listener for a new worker */
@@ -109,12 +110,12 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
         if (fd < 0) {
             fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
                     strerrordesc_np(-fd));
-            return 1;
+            return -1;
         }
         fds[i] = fd;
     }
     snprintf(url, url_cap, "%s://%s:%d/", scheme, host, port);
-    return 0;
+    return port;
 }
 
 /* The plain listeners (unless --tls-only) and, with HTTPS, the TLS ones. */
@@ -127,10 +128,12 @@ static int bind_listeners(const struct config *cfg, struct server *s)
     if (!cfg->tls_only)
         r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
                        s->url, sizeof s->url);
-    if (!r && cfg->ntls_cert)
+    if (r >= 0 && cfg->ntls_cert) {
         r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
                        &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
-    return r;
+        s->tls_port = r >= 0 ? (unsigned)r : 0; /* --redirect-http's Location */
+    }
+    return r < 0 ? -r : 0;
 }
 
 /* Descriptors one worker needs: a socket per connection, the cache's open

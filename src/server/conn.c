@@ -84,6 +84,7 @@ static void request_begin(struct worker *w, struct conn *c)
     c->x = (struct exchange *)(void *)(c->slot + POOL_IN_SIZE);
     char *out = c->slot + POOL_IN_SIZE + POOL_EXCH_SIZE, *scratch = out + POOL_OUT_SIZE;
     exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
+    c->x->tls = c->tp != &transport_plain;
 }
 
 /* The access-log line of the exchange, once: only a response that was

@@ -6,6 +6,7 @@
  */
 #include "server/exchange.h"
 
+#include "core/bytes.h"
 #include "core/h1.h"
 #include "server/filecache.h"
 #include "server/server.h"
@@ -20,7 +21,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->active = true;
     x->method = x->target = x->referer = x->user_agent = (struct span){0};
     x->minor = 1;
-    x->head_only = x->keep_alive = x->close = false;
+    x->head_only = x->keep_alive = x->close = x->tls = false;
     x->status = 0;
     x->body = x->close_after = false;
     outq_reset(&x->q);
@@ -39,6 +40,10 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     PITH_ASSERT(x->status == 0 && outq_empty(&x->q));
     r->no_body = r->no_body || x->head_only;
     r->close = r->close || x->close || w->draining;
+    /* --hsts: every HTTPS response carries it (RFC 6797 §7.1). */
+    if (x->tls && w->set->hsts && r->nfields < RESPONSE_FIELDS_MAX)
+        response_add(r, "Strict-Transport-Security",
+                     span_make(w->set->hsts_value, cstr_len(w->set->hsts_value)));
     struct h1_context cx = {
         .date = span_make(w->date, DATE_IMF_LEN),
         .server = SPAN_LIT(SERVER_NAME),

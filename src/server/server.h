@@ -49,6 +49,7 @@ struct settings {
     bool tls_only;              /* no plain HTTP listener */
     bool redirect_http;         /* the plain port answers 308 to https:// */
     unsigned hsts;              /* Strict-Transport-Security max-age; 0: none */
+    char hsts_value[32];        /* "max-age=N" */
     unsigned timeout_handshake; /* seconds for a whole TLS handshake */
 };
 

@@ -23,8 +23,11 @@
 #include "server/tls.h"
 
 #include "core/bytes.h"
+#include "core/http_parse.h"
 #include "server/conn.h"
+#include "server/exchange.h"
 #include "server/log.h"
+#include "server/reply.h"
 #include "server/server.h"
 #include "server/transport.h"
 #include "server/worker.h"
@@ -925,6 +928,80 @@ void tls_worker_report(const struct worker *w)
              (unsigned long long)tw->failed, (unsigned long long)tw->plain_http,
              (unsigned long long)tw->ktls, (unsigned long long)tw->userspace);
     log_error(line);
+}
+
+/* ---- --redirect-http ---------------------------------------------------------------- */
+
+/* The host part of a Host value ("name", "1.2.3.4", "[::1]", each with an
+ * optional ":port") into out as a C string without brackets; false when it
+ * has anything but hostname or address characters. */
+static bool redirect_host(struct span host, char *out, size_t cap, bool *ipv6)
+{
+    size_t end = host.n;
+    *ipv6 = host.n && host.p[0] == '[';
+    if (*ipv6) {
+        end = mem_find(host.p, host.n, ']');
+        if (end == host.n)
+            return false;
+    } else {
+        end = mem_find(host.p, host.n, ':');
+    }
+    size_t from = *ipv6 ? 1 : 0;
+    if (end <= from || end - from >= cap)
+        return false;
+    for (size_t i = from; i < end; i++) {
+        char ch = host.p[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || (*ipv6 && ch == ':');
+        if (!ok)
+            return false;
+        out[i - from] = ch;
+    }
+    out[end - from] = '\0';
+    return true;
+}
+
+/* Whether one of the certificates names host (a DNS name or an address). */
+static bool certs_name(const struct tls_server *ts, const char *host)
+{
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        if (cert &&
+            (X509_check_host(cert, host, 0, 0, NULL) == 1 || X509_check_ip_asc(cert, host, 0) == 1))
+            return true;
+    }
+    ERR_clear_error();
+    return false;
+}
+
+void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
+                  const struct span *query)
+{
+    char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
+    bool ipv6;
+    if (!redirect_host(host, name, sizeof name, &ipv6) || !certs_name(w->srv->tls, name)) {
+        reply_error(w, x, 400); /* a Host none of our certificates names */
+        return;
+    }
+    struct buf b = buf_make(loc, sizeof loc);
+    buf_put_cstr(&b, ipv6 ? "https://[" : "https://");
+    buf_put_cstr(&b, name);
+    if (ipv6)
+        buf_put_char(&b, ']');
+    if (w->srv->tls_port != 443) {
+        buf_put_char(&b, ':');
+        buf_put_u64(&b, w->srv->tls_port);
+    }
+    buf_put_span(&b, path);
+    if (query) {
+        buf_put_char(&b, '?');
+        buf_put_span(&b, *query);
+    }
+    if (b.full) {
+        reply_error(w, x, 414);
+        return;
+    }
+    reply_small(w, x, 308, "Location", span_make(loc, b.len), false);
 }
 
 const struct transport_ops transport_tls = {

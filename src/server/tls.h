@@ -18,6 +18,8 @@
 #ifndef PITH_TLS_H
 #define PITH_TLS_H
 
+#include "core/core.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +64,15 @@ bool tls_has_ready(const struct worker *w);
 void tls_worker_reload(struct worker *w);
 /* The worker's exit summary line (handshakes, failures, data paths). */
 void tls_worker_report(const struct worker *w);
+
+/* --redirect-http: a 308 to https://host[:tls port]/path?query for a
+ * request on the plain port. Only a host one of the certificates names
+ * (and only hostname or IP characters) is redirected to; any other Host
+ * gets a 400, so the redirect can never point elsewhere. path is the raw
+ * request path (VCHAR only, starting with '/'). */
+struct exchange;
+void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
+                  const struct span *query);
 
 extern const struct transport_ops transport_tls;
 
