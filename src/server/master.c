@@ -284,5 +284,6 @@ int master_run(struct server *srv)
     }
     if (srv->set.pidfile)
         sys_unlink(srv->set.pidfile);
+    tls_server_free(srv->tls);
     return 0;
 }

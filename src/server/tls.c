@@ -1004,6 +1004,31 @@ void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct
     reply_small(w, x, 308, "Location", span_make(loc, b.len), false);
 }
 
+void tls_worker_exit(struct worker *w)
+{
+    struct tls_worker *tw = w->tls;
+    if (!tw)
+        return;
+    for (uint32_t i = 0; i < w->next_unused; i++) {
+        SSL_free(tw->tc[i].ssl);
+        tw->tc[i].ssl = NULL;
+    }
+    BIO_meth_free(tw->in_method);
+    tw->in_method = NULL;
+    tls_server_free(w->srv->tls);
+}
+
+void tls_server_free(struct tls_server *ts)
+{
+    if (!ts)
+        return;
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        SSL_CTX_free(ts->ctx[i]);
+        ts->ctx[i] = NULL;
+    }
+    ts->nctx = 0;
+}
+
 const struct transport_ops transport_tls = {
     .name = "tls",
     .send = tls_send,

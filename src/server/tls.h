@@ -64,6 +64,10 @@ bool tls_has_ready(const struct worker *w);
 void tls_worker_reload(struct worker *w);
 /* The worker's exit summary line (handshakes, failures, data paths). */
 void tls_worker_report(const struct worker *w);
+/* At exit (worker or master): gives OpenSSL's objects back, so the leak
+ * checker sees none (our tables are mmap'd, which it does not scan). */
+void tls_worker_exit(struct worker *w);
+void tls_server_free(struct tls_server *ts);
 
 /* --redirect-http: a 308 to https://host[:tls port]/path?query for a
  * request on the plain port. Only a host one of the certificates names

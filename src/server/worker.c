@@ -305,6 +305,7 @@ int worker_run(const struct server *srv, unsigned index)
         return 1;
     run_loop(w);
     access_log_flush(&w->log);
+    tls_worker_exit(w);
     if (!w->set->quiet) {
         report_closes(w);
         tls_worker_report(w);

@@ -1,0 +1,320 @@
+# SPDX-License-Identifier: MIT
+"""HTTPS through the live process (issue 10): the policy (protocols, ciphers,
+ALPN, SNI), the data path (byte-exact bodies, pipelining over TLS), what a
+TLS port does with plain HTTP and garbage, the handshake deadline, and the
+descriptors a thousand handshakes leave behind. Clients: curl --cacert,
+Python's ssl and openssl s_client. Reload, tickets, redirects and the
+command line are in test_tls_ops.py."""
+
+import hashlib
+import os
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+import http_raw
+from conftest import PITH_BIN, fd_count, settled_fd_count, tls_pki
+
+ASAN = "asan" in os.path.basename(PITH_BIN)
+
+
+@pytest.fixture(scope="module")
+def pki():
+    return tls_pki()
+
+
+def tls_args(pki, *more, pairs=("ecdsa", "rsa")):
+    args = ["--tls-port", "0"]
+    for p in pairs:
+        args += ["--tls-cert", pki[p][0], "--tls-key", pki[p][1]]
+    return args + list(more)
+
+
+@pytest.fixture(scope="module")
+def tserver(pith_module, pki):
+    return pith_module(*tls_args(pki))
+
+
+def client_ctx(pki, **kw):
+    ctx = ssl.create_default_context(cafile=pki["ca"])
+    for k, v in kw.items():
+        setattr(ctx, k, v)
+    return ctx
+
+
+def tls_conn(port, pki, host="localhost", ctx=None, timeout=10, session=None):
+    ctx = ctx or client_ctx(pki)
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s = ctx.wrap_socket(raw, server_hostname=host, session=session)
+    return http_raw.Conn(0, sock=s, timeout=timeout)
+
+
+def leaf_der(path):
+    pem = open(path).read()
+    first = pem[:pem.index("-----END CERTIFICATE-----") + 25]
+    return ssl.PEM_cert_to_DER_cert(first)
+
+
+def served_cert(port, host):
+    """The DER certificate the server presents for SNI host (unverified)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname=host) as s:
+            return s.getpeercert(binary_form=True)
+
+
+def s_client(port, *args, data=b""):
+    p = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port] + list(args),
+                       input=data, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+    return p.returncode, p.stdout.decode("latin-1")
+
+
+# -- the data path -----------------------------------------------------------------
+
+
+def test_start_line_names_both_urls_and_the_tls_path(tserver):
+    line = tserver.start_line
+    assert "http://127.0.0.1:%d/ and https://127.0.0.1:%d/" % (tserver.http_port,
+                                                               tserver.tls_port) in line, line
+    assert "kernel TLS available" in line or "userspace TLS: " in line, line
+
+
+def test_curl_fetches_byte_exact_over_tls(tserver, pki, docroot):
+    big = open(os.path.join(docroot.root, "big.bin"), "rb").read()
+    url = "https://localhost:%d/" % tserver.tls_port
+    p = subprocess.run(["curl", "-sS", "--cacert", pki["ca"], url + "big.bin"],
+                       stdout=subprocess.PIPE, timeout=30)
+    assert p.returncode == 0
+    assert hashlib.sha256(p.stdout).digest() == hashlib.sha256(big).digest()
+    # A Range of the same file, and a HEAD: the userspace path's file records.
+    p = subprocess.run(["curl", "-sS", "--cacert", pki["ca"], "-r", "1000000-1100000",
+                        url + "big.bin"], stdout=subprocess.PIPE, timeout=30)
+    assert p.stdout == big[1000000:1100001]
+    p = subprocess.run(["curl", "-sSI", "--cacert", pki["ca"], url + "big.bin"],
+                       stdout=subprocess.PIPE, timeout=30)
+    assert b"Content-Length: %d" % len(big) in p.stdout
+
+
+def test_keepalive_and_plain_port_still_plain(tserver, pki):
+    with tls_conn(tserver.tls_port, pki) as c:
+        for _ in range(3):
+            r = c.exchange("GET", "/index.html")
+            assert r.status == 200
+    r = http_raw.fetch(tserver.http_port, "/index.html") if http_raw.TLS_CONTEXT is None else None
+    assert r is None or r.status == 200
+
+
+def test_pipelining_beyond_the_input_buffer_over_tls(tserver, pki):
+    """400 pipelined requests in one go (more than the 32 KiB input holds):
+    what OpenSSL already decrypted is handed over without a socket event."""
+    n = 400
+    req = b"GET /index.html HTTP/1.1\r\nHost: p\r\nX-Pad: " + b"x" * 60 + b"\r\n\r\n"
+    with tls_conn(tserver.tls_port, pki) as c:
+        c.send(req * n)
+        for i in range(n):
+            assert c.read_response().status == 200, i
+
+
+# -- the policy --------------------------------------------------------------------
+
+
+def test_sni_picks_the_certificate_and_unknown_names_get_the_default(tserver, pki):
+    ecdsa, rsa = leaf_der(pki["ecdsa"][0]), leaf_der(pki["rsa"][0])
+    assert served_cert(tserver.tls_port, "a.test") == ecdsa
+    assert served_cert(tserver.tls_port, "b.test") == rsa
+    assert served_cert(tserver.tls_port, "unknown.test") == ecdsa
+    # And a verifying client accepts each for its name.
+    with tls_conn(tserver.tls_port, pki, host="b.test") as c:
+        assert c.exchange("GET", "/index.html").status == 200
+
+
+@pytest.mark.parametrize("flag", ["-tls1", "-tls1_1"])
+def test_old_protocols_refused(tserver, flag):
+    # SECLEVEL=0 lets the client offer them at all: the refusal is the server's.
+    rc, out = s_client(tserver.tls_port, flag, "-cipher", "DEFAULT:@SECLEVEL=0")
+    assert rc != 0, out
+    assert "alert protocol version" in out, out
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_python_client_limited_to_tls11_is_refused(tserver, pki):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    try:
+        ctx.minimum_version = ssl.TLSVersion.TLSv1
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+    except (ValueError, ssl.SSLError):
+        pytest.fail("this Python cannot even offer TLS 1.1")
+    with pytest.raises(ssl.SSLError):
+        with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as raw:
+            ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+def test_weak_cipher_refused(tserver):
+    rc, out = s_client(tserver.tls_port, "-tls1_2", "-cipher", "AES128-SHA")
+    assert rc != 0, out
+    assert "alert handshake failure" in out, out
+
+
+def test_tls13_chacha20_and_tls12_ecdhe_aead(tserver):
+    rc, out = s_client(tserver.tls_port, "-tls1_3", "-ciphersuites",
+                       "TLS_CHACHA20_POLY1305_SHA256", "-servername", "a.test")
+    assert "TLS_CHACHA20_POLY1305_SHA256" in out, out
+    rc, out = s_client(tserver.tls_port, "-tls1_2", "-servername", "b.test")
+    assert "ECDHE-RSA-" in out and "GCM" in out, out
+
+
+def test_alpn_answers_http11(tserver, pki):
+    rc, out = s_client(tserver.tls_port, "-alpn", "h2,http/1.1")
+    assert "ALPN protocol: http/1.1" in out, out
+    ctx = client_ctx(pki)
+    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    with tls_conn(tserver.tls_port, pki, ctx=ctx) as c:
+        assert c.sock.selected_alpn_protocol() == "http/1.1"
+        assert c.exchange("GET", "/index.html").status == 200
+
+
+# -- what a TLS port does with other bytes --------------------------------------------
+
+
+def test_plain_http_on_the_tls_port_gets_a_plain_400(tserver):
+    with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = b""
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+    assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n"), got
+    assert b"HTTPS" in got
+
+
+def test_garbage_closes_and_the_worker_serves_on(tserver, pki):
+    for junk in (b"\x00" * 100, os.urandom(3000), b"\x16\x03\x01\x00\x05hello" + os.urandom(500)):
+        with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as s:
+            try:
+                s.sendall(junk)
+                s.shutdown(socket.SHUT_WR)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            got = b""
+            try:
+                while True:
+                    d = s.recv(4096)
+                    if not d:
+                        break
+                    got += d
+            except ConnectionResetError:
+                pass
+            assert not got.startswith(b"HTTP/"), got
+    with tls_conn(tserver.tls_port, pki) as c:
+        assert c.exchange("GET", "/index.html").status == 200
+    assert "TLS handshake with" in tserver.stderr_text()
+
+
+def client_hello():
+    """The bytes of a real ClientHello, from Python's ssl with memory BIOs."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        obj.do_handshake()
+    return out.read()
+
+
+def test_byte_a_second_handshake_is_cut_and_others_are_served(pith, pki):
+    s = pith(*tls_args(pki, "--timeout-handshake", "2"))
+    hello = client_hello()
+    slow = socket.create_connection(("127.0.0.1", s.tls_port), timeout=10)
+    start = time.monotonic()
+    closed_at = None
+    served = []
+    for i, b in enumerate(hello):
+        if i == 2:
+            # Another client, in the middle of the trickle: served at once.
+            t0 = time.monotonic()
+            with tls_conn(s.tls_port, pki) as c:
+                assert c.exchange("GET", "/index.html").status == 200
+            served.append(time.monotonic() - t0)
+        try:
+            slow.sendall(bytes([b]))
+        except (BrokenPipeError, ConnectionResetError):
+            closed_at = time.monotonic() - start
+            break
+        slow.settimeout(0.5)
+        try:
+            if slow.recv(100) == b"":
+                closed_at = time.monotonic() - start
+                break
+        except socket.timeout:
+            pass
+        except ConnectionResetError:
+            closed_at = time.monotonic() - start
+            break
+        if time.monotonic() - start > 10:
+            break
+    slow.close()
+    assert closed_at is not None, "the trickling handshake was never cut"
+    assert 1.7 <= closed_at <= 5.0, closed_at
+    assert served and served[0] < 1.5, served
+
+
+def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):
+    s = pith(*tls_args(pki))
+    worker = s.worker()
+    with tls_conn(s.tls_port, pki) as c:  # warm: the cache, the log, the TLS state
+        assert c.exchange("GET", "/index.html").status == 200
+    before = settled_fd_count(worker)
+    ctx = client_ctx(pki)
+    n = 300 if ASAN else 1000
+    for i in range(n):
+        with socket.create_connection(("127.0.0.1", s.tls_port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as t:
+                if i % 10 == 0:
+                    t.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+                    assert t.recv(100).startswith(b"HTTP/1.1 200")
+    assert settled_fd_count(worker) == before
+    assert fd_count(worker) == before
+
+
+def test_idle_tls_connections_are_small(pith, pki):
+    """Memory per idle TLS connection (after a handshake and one request):
+    the private memory the worker gained, divided by the connections."""
+    s = pith(*tls_args(pki, "--timeout-keepalive", "60", "--max-conns", "2000"))
+    worker = s.worker()
+
+    def private_kib(pid):
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            return sum(int(l.split()[1]) for l in f
+                       if l.startswith(("Private_Dirty:", "Private_Clean:")))
+
+    ctx = client_ctx(pki)
+    warm = []
+    for _ in range(20):
+        c = tls_conn(s.tls_port, pki, ctx=ctx)
+        assert c.exchange("GET", "/index.html").status == 200
+        warm.append(c)
+    before = private_kib(worker)
+    n = 400
+    held = []
+    try:
+        for _ in range(n):
+            c = tls_conn(s.tls_port, pki, ctx=ctx)
+            assert c.exchange("GET", "/index.html").status == 200
+            held.append(c)
+        per_conn = (private_kib(worker) - before) / n
+    finally:
+        for c in held + warm:
+            c.close()
+    print("memory per idle TLS connection: %.1f KiB" % per_conn)
+    if not ASAN:
+        assert per_conn <= 40, per_conn
