@@ -96,7 +96,9 @@ static const char *ssl_reason(char *out, size_t cap)
 {
     unsigned long e = ERR_peek_error();
     const char *r = e ? ERR_reason_error_string(e) : NULL;
-    if (r)
+    if (e && ERR_SYSTEM_ERROR(e))
+        snprintf(out, cap, "%s", strerror((int)(e & ERR_SYSTEM_MASK))); /* errno */
+    else if (r)
         snprintf(out, cap, "%s", r);
     else if (e)
         ERR_error_string_n(e, out, cap);
@@ -268,8 +270,15 @@ static SSL_CTX *ctx_build(struct tls_server *ts, unsigned i, char *err, size_t c
             }
         ERR_clear_error(); /* the end of the file reads as "no start line" */
         key = ok && kb ? PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL) : NULL;
+        EVP_PKEY *pub = X509_get0_pubkey(leaf);
         if (ok && !key) {
             set_err(err, cap, "--tls-key", key_file, "no private key: ");
+            ok = false;
+        } else if (ok && pub && !EVP_PKEY_is_a(key, EVP_PKEY_get0_type_name(pub))) {
+            /* OpenSSL files a key of another type beside the certificate
+             * and only then finds no certificate for it: say it plainly. */
+            snprintf(err, cap, "--tls-key %s: a %s key, but the certificate's key is %s", key_file,
+                     EVP_PKEY_get0_type_name(key), EVP_PKEY_get0_type_name(pub));
             ok = false;
         } else if (ok &&
                    (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1)) {
