@@ -232,7 +232,7 @@ def client_hello():
 
 
 def test_byte_a_second_handshake_is_cut_and_others_are_served(pith, pki):
-    s = pith(*tls_args(pki, "--timeout-handshake", "2"))
+    s = pith(*tls_args(pki, "--timeout-handshake", "3"))
     hello = client_hello()
     slow = socket.create_connection(("127.0.0.1", s.tls_port), timeout=10)
     start = time.monotonic()
@@ -264,8 +264,10 @@ def test_byte_a_second_handshake_is_cut_and_others_are_served(pith, pki):
             break
     slow.close()
     assert closed_at is not None, "the trickling handshake was never cut"
-    assert 1.7 <= closed_at <= 5.0, closed_at
-    assert served and served[0] < 1.5, served
+    # Cut at the deadline (never early; the client notices within its
+    # 0.5 s polls), and the other client did not wait for it.
+    assert 2.7 <= closed_at <= 6.5, closed_at
+    assert served and served[0] < 2.5, served
 
 
 def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):
