@@ -22,6 +22,7 @@
  */
 #include "server/tls.h"
 
+#include "core/authority.h"
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "server/conn.h"
@@ -941,35 +942,6 @@ void tls_worker_report(const struct worker *w)
 
 /* ---- --redirect-http ---------------------------------------------------------------- */
 
-/* The host part of a Host value ("name", "1.2.3.4", "[::1]", each with an
- * optional ":port") into out as a C string without brackets; false when it
- * has anything but hostname or address characters. */
-static bool redirect_host(struct span host, char *out, size_t cap, bool *ipv6)
-{
-    size_t end = host.n;
-    *ipv6 = host.n && host.p[0] == '[';
-    if (*ipv6) {
-        end = mem_find(host.p, host.n, ']');
-        if (end == host.n)
-            return false;
-    } else {
-        end = mem_find(host.p, host.n, ':');
-    }
-    size_t from = *ipv6 ? 1 : 0;
-    if (end <= from || end - from >= cap)
-        return false;
-    for (size_t i = from; i < end; i++) {
-        char ch = host.p[i];
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || (*ipv6 && ch == ':');
-        if (!ok)
-            return false;
-        out[i - from] = ch;
-    }
-    out[end - from] = '\0';
-    return true;
-}
-
 /* Whether one of the certificates names host (a DNS name or an address). */
 static bool certs_name(const struct tls_server *ts, const char *host)
 {
@@ -988,7 +960,7 @@ void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct
 {
     char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
     bool ipv6;
-    if (!redirect_host(host, name, sizeof name, &ipv6) || !certs_name(w->srv->tls, name)) {
+    if (authority_host(host, name, sizeof name, &ipv6) < 0 || !certs_name(w->srv->tls, name)) {
         reply_error(w, x, 400); /* a Host none of our certificates names */
         return;
     }
