@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import time
 
@@ -18,7 +17,7 @@ import pytest
 import http_raw
 import tlscerts
 from conftest import PITH_BIN, socket_inodes
-from test_tls_server import client_ctx, leaf_der, served_cert, tls_args, tls_conn
+from tlsutil import client_ctx, leaf_der, plain_socket, served_cert, tls_args, tls_conn
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +169,7 @@ def rserver(pith_module, pki):
 
 
 def plain_get(server, target, host):
-    with http_raw.Conn(server.http_port) if http_raw.TLS_CONTEXT is None else None as c:
+    with http_raw.Conn(0, sock=plain_socket(server.http_port)) as c:
         return c.exchange("GET", target, host=host)
 
 
