@@ -237,7 +237,7 @@ def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):
         assert c.exchange("GET", "/index.html").status == 200
     before = settled_fd_count(worker)
     ctx = client_ctx(pki)
-    n = 300 if ASAN else 1000
+    n = 1000
     for i in range(n):
         with socket.create_connection(("127.0.0.1", s.tls_port), timeout=10) as raw:
             with ctx.wrap_socket(raw, server_hostname="localhost") as t:
