@@ -8,6 +8,8 @@ command line are in test_tls_ops.py."""
 
 import hashlib
 import os
+import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -246,6 +248,18 @@ def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):
                     assert t.recv(100).startswith(b"HTTP/1.1 200")
     assert settled_fd_count(worker) == before
     assert fd_count(worker) == before
+    # The worker's exit summary counts them, by data path (the fallback to
+    # userspace TLS is counted per connection).
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(15) == 0
+    m = re.search(r"TLS: handshakes=(\d+) failed=(\d+) plain_http=(\d+) kernel_tls=(\d+) "
+                  r"userspace_tls=(\d+)", s.stderr_text())
+    assert m, s.stderr_text()
+    handshakes, failed, plain, ktls, user = map(int, m.groups())
+    assert handshakes == n + 1 and failed == 0 and plain == 0
+    assert ktls + user == handshakes
+    if "userspace TLS: " in s.start_line:
+        assert ktls == 0
 
 
 def test_idle_tls_connections_are_small(pith, pki):
