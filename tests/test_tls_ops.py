@@ -73,6 +73,32 @@ def test_a_ticket_resumes_on_another_worker(pith, pki):
     pytest.fail("300 connections all landed on the worker that issued the ticket")
 
 
+def test_ticket_keys_rotate_and_the_previous_one_still_resumes(pith, pki):
+    """With a 2 s period (instead of 12 h): a ticket keeps resuming after
+    its key is replaced as the current one, and stops at the rotation after
+    that (a full handshake, never an error)."""
+    s = pith(*tls_args(pki), env={"PITH_TICKET_ROTATE_S": "2"})
+    ctx = client_ctx(pki)
+    with tls_conn(s.tls_port, pki, ctx=ctx) as c:
+        assert c.exchange("GET", "/index.html").status == 200
+        session = c.sock.session
+    t0 = time.monotonic()
+    refused_after = None
+    while time.monotonic() - t0 < 15:
+        with tls_conn(s.tls_port, pki, ctx=ctx, session=session) as c:
+            assert c.exchange("GET", "/index.html").status == 200
+            reused = c.sock.session_reused
+        if not reused:
+            refused_after = time.monotonic() - t0
+            break
+        time.sleep(0.1)
+    assert refused_after is not None, "the ticket still resumed after 15 s"
+    # The key was made at start (before t0); the master replaces it as the
+    # current key by t0 + 2.5 s (its tick is 0.5 s): resuming past that
+    # means the previous key still decrypted.
+    assert refused_after > 2.6, refused_after
+
+
 def serial_of(der):
     p = subprocess.run(["openssl", "x509", "-inform", "DER", "-noout", "-serial"], input=der,
                        stdout=subprocess.PIPE, check=True)

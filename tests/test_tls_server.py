@@ -182,6 +182,38 @@ def test_garbage_closes_and_the_worker_serves_on(tserver, pki):
     assert "TLS handshake with" in tserver.stderr_text()
 
 
+def test_failed_handshakes_are_logged_at_most_once_a_second(pith, pki):
+    s = pith(*tls_args(pki))
+    t0 = time.monotonic()
+    for _ in range(30):
+        with plain_socket(s.tls_port) as c:
+            c.sendall(b"\x16\x03\x01\x00\x05hello")
+            try:
+                c.recv(100)
+            except ConnectionResetError:
+                pass
+    elapsed = time.monotonic() - t0
+    # Every one of them is counted, whether its line was written or not.
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [l for l in s.stderr_text().splitlines() if "TLS handshake with" in l]
+        if lines or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert 1 <= len(lines) <= 2 + int(elapsed), (elapsed, lines)
+    # A later failure says how many were not logged.
+    deadline = time.monotonic() + 5
+    while "not logged" not in s.stderr_text():
+        assert time.monotonic() < deadline, s.stderr_text()
+        with plain_socket(s.tls_port) as c:
+            c.sendall(b"\x16\x03\x01\x00\x05hello")
+            try:
+                c.recv(100)
+            except ConnectionResetError:
+                pass
+        time.sleep(0.2)
+
+
 def client_hello():
     """The bytes of a real ClientHello, from Python's ssl with memory BIOs."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -43,6 +43,7 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CERT_PEM_MAX    (64 * 1024) /* a certificate chain's PEM text */
@@ -70,6 +71,7 @@ struct ticket_key {
 struct tls_shared {
     uint32_t current;   /* keys[current] encrypts; the other one still decrypts */
     int64_t rotated_at; /* seconds */
+    int64_t rotate_s;   /* TICKET_ROTATE_S (PITH_TICKET_ROTATE_S in tests) */
     struct ticket_key keys[2];
     uint32_t generation; /* bumped by each reload the master accepted */
     uint32_t npairs;
@@ -382,6 +384,11 @@ struct tls_server *tls_server_new(const struct settings *set, char *err, size_t 
     new_ticket_key(&sh->keys[0]);
     new_ticket_key(&sh->keys[1]);
     sh->rotated_at = sys_now_real();
+    sh->rotate_s = TICKET_ROTATE_S;
+    /* The tests shorten the 12 hours to watch a rotation happen. */
+    const char *rot = sys_getenv("PITH_TICKET_ROTATE_S");
+    if (rot && rot[0] >= '1' && rot[0] <= '9')
+        sh->rotate_s = strtol(rot, NULL, 10);
     sh->npairs = set->ntls;
     if (load_pairs(ts, ts->ctx, err, cap) < 0)
         return NULL;
@@ -398,7 +405,7 @@ const char *tls_server_path(const struct tls_server *ts)
 void tls_server_tick(struct tls_server *ts, int64_t now)
 {
     struct tls_shared *sh = ts->sh;
-    if (now - sh->rotated_at < TICKET_ROTATE_S)
+    if (now - sh->rotated_at < sh->rotate_s)
         return;
     /* The previous key is overwritten, the current one becomes the
      * previous: tickets from the last 12 hours still resume. */
