@@ -80,6 +80,27 @@ def test_pipelining_beyond_the_input_buffer_over_tls(tserver, pki):
             assert c.read_response().status == 200, i
 
 
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",  # closed at once
+    b"GET /index.html HTTP/1.1\r\nBad Name: x\r\n\r\n",  # a 400: lingering close
+])
+def test_the_end_of_the_stream_is_a_close_notify(tserver, pki, request_bytes):
+    """A client that reads to the end learns the server ended the stream on
+    purpose (close_notify), not that it was cut (a ragged EOF)."""
+    ctx = client_ctx(pki)
+    ctx.options &= ~getattr(ssl, "OP_IGNORE_UNEXPECTED_EOF", 0)  # Python may set it
+    raw = socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10)
+    with ctx.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False) as t:
+        t.sendall(request_bytes)
+        got = b""
+        while True:
+            d = t.recv(65536)  # SSLEOFError on an EOF without close_notify
+            if not d:
+                break
+            got += d
+    assert got.startswith(b"HTTP/1.1 "), got[:100]
+
+
 # -- the policy --------------------------------------------------------------------
 
 
@@ -284,8 +305,12 @@ def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):
     # userspace TLS is counted per connection).
     s.signal(signal.SIGTERM)
     assert s.wait_exit(15) == 0
-    m = re.search(r"TLS: handshakes=(\d+) failed=(\d+) plain_http=(\d+) kernel_tls=(\d+) "
-                  r"userspace_tls=(\d+)", s.stderr_text())
+    summary = re.compile(r"TLS: handshakes=(\d+) failed=(\d+) plain_http=(\d+) "
+                         r"kernel_tls=(\d+) userspace_tls=(\d+)")
+    deadline = time.monotonic() + 5  # stderr is read by a thread: wait for the line
+    while not summary.search(s.stderr_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    m = summary.search(s.stderr_text())
     assert m, s.stderr_text()
     handshakes, failed, plain, ktls, user = map(int, m.groups())
     assert handshakes == n + 1 and failed == 0 and plain == 0

@@ -148,6 +148,8 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
     w->closes[c->state == CONN_LINGER ? c->linger_why : why]++;
     log_exchange(w, c);
     timer_cancel(&w->wheel, &c->timer);
+    if (c->tp->ending && c->state != CONN_LINGER)
+        c->tp->ending(w, c);
     c->state = CONN_CLOSING;
     /* The exchange and the slot stay until the backend lets go of them:
      * an io_uring send in flight still reads them (conn_free). */
@@ -169,6 +171,8 @@ void conn_free(struct worker *w, struct conn *c)
 static void start_linger(struct worker *w, struct conn *c, enum close_reason why)
 {
     release_slot(w, c);
+    if (c->tp->ending)
+        c->tp->ending(w, c);
     sys_shutdown_write(c->fd);
     c->state = CONN_LINGER;
     c->linger_why = why;

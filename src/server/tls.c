@@ -469,7 +469,8 @@ struct tls_conn {
     bool handshaking;
     bool first_seen; /* the first byte was checked (TLS, plain HTTP or garbage) */
     bool ktls_send;
-    bool ready; /* on the ready list */
+    bool broken; /* a fatal error: nothing more may be written */
+    bool ready;  /* on the ready list */
 };
 
 struct tls_worker {
@@ -593,6 +594,23 @@ int tls_conn_start(struct worker *w, struct conn *c)
     /* The handshake has its own deadline; the header timeout starts after. */
     arm_seconds(w, c, w->set->timeout_handshake);
     return 0;
+}
+
+/* A close_notify before our side ends, so a client reading to the end of
+ * the stream knows it was not cut. Only after a whole response (or none):
+ * a connection cut in the middle of one (a send timeout, an error) must
+ * look cut, and with kernel TLS an io_uring send may still be in flight.
+ * Nor after a failed handshake or a broken send. A full socket simply
+ * drops it (never waited for). */
+static void tls_ending(struct worker *w, struct conn *c)
+{
+    struct tls_conn *tc = tconn(w, c);
+    bool mid_response = c->x && c->x->active && !outq_empty(&c->x->q);
+    if (!tc->ssl || tc->handshaking || tc->pending || tc->broken || mid_response)
+        return;
+    ERR_clear_error();
+    SSL_shutdown(tc->ssl);
+    ERR_clear_error();
 }
 
 static void tls_release(struct worker *w, struct conn *c)
@@ -727,6 +745,7 @@ static void read_plaintext(struct worker *w, struct conn *c)
         if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
             break;
         ERR_clear_error();
+        tc->broken = e != SSL_ERROR_ZERO_RETURN;
         /* close_notify is the end of the stream; anything else an error */
         conn_input_done(w, c, e == SSL_ERROR_ZERO_RETURN ? 0 : -EPROTO);
         return;
@@ -802,6 +821,7 @@ static ssize_t flush(struct worker *w, struct conn *c)
         return -EAGAIN;
     }
     ERR_clear_error();
+    tc->broken = true;
     return -EPIPE;
 }
 
@@ -1026,5 +1046,6 @@ const struct transport_ops transport_tls = {
     .sent = conn_sent,
     .writable = tls_writable,
     .want_read = tls_want_read,
+    .ending = tls_ending,
     .release = tls_release,
 };

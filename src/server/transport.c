@@ -33,5 +33,6 @@ const struct transport_ops transport_plain = {
     .sent = conn_sent,
     .writable = conn_writable,
     .want_read = plain_want_read,
+    .ending = NULL,
     .release = NULL,
 };
