@@ -176,6 +176,8 @@ static int check_nofile(const struct settings *set)
 static int check_reservations(const struct settings *set)
 {
     size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
+    if (set->ntls)
+        bytes += tls_worker_reservation(set->max_conns); /* HTTPS: the TLS buffers */
     void *p = sys_map(bytes);
     if (p) {
         sys_unmap(p, bytes);

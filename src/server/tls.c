@@ -549,6 +549,11 @@ static long in_ctrl(BIO *b, int cmd, long num, void *ptr)
     }
 }
 
+size_t tls_worker_reservation(unsigned max_conns)
+{
+    return (size_t)max_conns * (TLS_BUF_SIZE + sizeof(struct tls_conn) + 2 * sizeof(uint32_t));
+}
+
 int tls_worker_init(struct worker *w)
 {
     struct tls_worker *tw = sys_map(sizeof *tw);

@@ -50,6 +50,9 @@ int tls_server_reload(struct tls_server *ts, const struct settings *set);
 
 /* ---- a worker --------------------------------------------------------------------- */
 
+/* The address space tls_worker_init() reserves for max_conns connections
+ * (main's start-up check adds it to the workers' other reservations). */
+size_t tls_worker_reservation(unsigned max_conns);
 /* Reserves the per-connection TLS state (called by worker_init). 0 or -1. */
 int tls_worker_init(struct worker *w);
 /* A connection accepted on the TLS listener: conn_accepted() has run; this
