@@ -125,7 +125,8 @@ test: pith
 # plain socket by their nature are deselected. tests/test_tls_*.py run in
 # every pass of `make test` and `make test-asan`.
 TLS_TEST_FILES = test_parser.py test_methods.py test_headers.py test_range.py \
-                 test_conditional.py test_paths.py test_dotfiles.py test_robustness.py \
+                 test_conditional.py test_paths.py test_dotfiles.py test_symlinks.py \
+                 test_regress_location_backslash.py test_robustness.py \
                  test_keepalive.py
 TLS_DESELECT   = --deselect tests/test_robustness.py::test_max_conns_limit
 # The deadlines over TLS (header, keep-alive, send after a handshake) are the
