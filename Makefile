@@ -22,7 +22,8 @@ CLI_SRC    = src/cli/config.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
-FULL_LIBS  = -luring $(COMPRESS_LIBS)
+# -lssl -lcrypto: HTTPS (src/server/tls.c), OpenSSL 3 from Debian (libssl-dev)
+FULL_LIBS  = -luring -lssl -lcrypto $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -30,7 +31,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-asan check clean \
+.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
         $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross size-tiny
 
@@ -198,6 +199,24 @@ test: pith
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 
+# The black-box files below run once more over HTTPS, on both loops
+# (PITH_TLS=1: the fixture adds a throwaway certificate, tests/http_raw.py
+# wraps its connections in TLS; see tests/conftest.py). Tests that need a
+# plain socket by their nature are deselected. tests/test_tls_*.py run in
+# every pass of `make test` and `make test-asan`.
+TLS_TEST_FILES = test_parser.py test_methods.py test_headers.py test_range.py \
+                 test_conditional.py test_paths.py test_dotfiles.py test_symlinks.py \
+                 test_regress_location_backslash.py test_robustness.py \
+                 test_keepalive.py
+TLS_DESELECT   = --deselect tests/test_robustness.py::test_max_conns_limit
+# The deadlines over TLS (header, keep-alive, send after a handshake) are the
+# worker's timers, the same on both loops: once is enough (19 s).
+TLS_TEST_FILES_ONCE = test_timeouts.py
+test-tls: pith
+	PITH_TLS=1 PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) \
+	    $(addprefix tests/,$(TLS_TEST_FILES) $(TLS_TEST_FILES_ONCE)) $(TLS_DESELECT)
+	PITH_TLS=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) $(addprefix tests/,$(TLS_TEST_FILES)) $(TLS_DESELECT)
+
 test-asan: pith-asan
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
@@ -213,6 +232,7 @@ check:
 	scripts/deps check
 	$(MAKE) all core-freestanding unit asan fuzz tiny cross
 	$(MAKE) test
+	$(MAKE) test-tls
 	$(MAKE) test-asan
 	$(MAKE) package-check
 	$(MAKE) test-tiny

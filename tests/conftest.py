@@ -44,7 +44,41 @@ PITH_CI = os.environ.get("PITH_CI") == "1"
 SKIPS_ALLOWED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "skips_allowed.txt")
 VERSION = "0.1.0"
 START_TIMEOUT = 10.0
-START_RE = re.compile(r"^pith \S+ serving (.*) on http://(\S+):(\d+)/ \((\d+) workers?, ([^)]*)\)\s*$")
+# With HTTPS the TLS URL follows the plain one ("on http://H:P/ and
+# https://H:P2/ (...)"), or stands alone with --tls-only; group 3 is always
+# the first URL's port, groups 4 and 5 the TLS URL's host and port.
+START_RE = re.compile(r"^pith \S+ serving (.*) on https?://(\S+):(\d+)/(?: and https://(\S+):(\d+)/)? "
+                      r"\((\d+) workers?, ([^)]*)\)\s*$")
+# PITH_TLS=1 (make test-tls): every server started by the fixtures also
+# serves HTTPS with a throwaway certificate, its `port` is the TLS port, and
+# http_raw's connections speak TLS, so the black-box files listed in the
+# Makefile's TLS_TEST_FILES run unchanged over TLS. `http_port` keeps the
+# plain one.
+PITH_TLS = os.environ.get("PITH_TLS") == "1"
+_TLS_PKI = None
+
+
+def tls_pki():
+    """The session's throwaway PKI (tests/tlscerts.py), made once."""
+    global _TLS_PKI
+    if _TLS_PKI is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        import tlscerts
+
+        d = tempfile.mkdtemp(prefix="pith-pki-")
+        atexit.register(shutil.rmtree, d, True)
+        _TLS_PKI = tlscerts.make_pki(d)
+    return _TLS_PKI
+
+
+if PITH_TLS:
+    import ssl
+
+    _ctx = ssl.create_default_context(cafile=tls_pki()["ca"])
+    http_raw.TLS_CONTEXT = _ctx
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
 # The master's line about a worker that died (src/server/master.c,
 # report_exit): "worker 0 (pid 4242) was killed by signal 11; starting a new
@@ -341,6 +375,9 @@ class PithServer:
             self.argv += ["--workers", str(workers)]
         if PITH_IO:
             self.argv += ["--io", PITH_IO]
+        if PITH_TLS and "--tls-cert" not in self.args:
+            cert, key = tls_pki()["ecdsa"]
+            self.argv += ["--tls-cert", cert, "--tls-key", key, "--tls-port", "0"]
         self.argv += self.args + [self.root]
         self.env = dict(os.environ)
         self.env.pop("PITH_RESOLVE", None)
@@ -355,6 +392,8 @@ class PithServer:
         self.cwd = cwd
         self.proc = None
         self.port = None
+        self.http_port = None  # the plain port (None with --tls-only)
+        self.tls_port = None  # the HTTPS port (None without HTTPS)
         self.start_line = None
         self.exit_code = None
         self.known_workers = set()
@@ -399,6 +438,11 @@ class PithServer:
             if m:
                 self.start_line = line
                 self.port = int(m.group(3))
+                tls_only = " on https://" in line
+                self.http_port = None if tls_only else self.port
+                self.tls_port = int(m.group(5)) if m.group(5) else self.port if tls_only else None
+                if PITH_TLS and self.tls_port and "--tls-cert" not in self.args:
+                    self.port = self.tls_port
                 break
         self.wait_workers(1, timeout=2.0)
         return self

@@ -73,6 +73,21 @@ class Response:
         )
 
 
+# An ssl.SSLContext when the suite runs over TLS (conftest, PITH_TLS=1):
+# every Conn made here then speaks TLS to the port it is given.
+TLS_CONTEXT = None
+
+
+def _tls_wrap(sock, host):
+    import ssl
+
+    try:
+        return TLS_CONTEXT.wrap_socket(sock, server_hostname=host)
+    except (ssl.SSLError, OSError):
+        sock.close()
+        raise
+
+
 class Conn:
     """One client connection with its own receive buffer (so that pipelined
     responses can be read one after another)."""
@@ -91,6 +106,8 @@ class Conn:
             except BaseException:
                 sock.close()
                 raise
+            if TLS_CONTEXT is not None:
+                sock = _tls_wrap(sock, host)
         self.sock = sock
         self.timeout = timeout
         self.buf = b""
@@ -266,6 +283,8 @@ class Conn:
         """True when nothing (no EOF, no data) arrives within `wait` seconds."""
         if self.eof:
             return False
+        if TLS_CONTEXT is not None and hasattr(self.sock, "pending"):
+            return self._tls_is_open(wait)
         r, _, _ = select.select([self.sock], [], [], wait)
         if not r:
             return True
@@ -277,6 +296,30 @@ class Conn:
         if not data:
             self.eof = True
             return False
+        return True
+
+    def _tls_is_open(self, wait):
+        """is_open over TLS: no peeking there, so what arrives is kept in
+        the buffer for the next read."""
+        import ssl
+
+        if self.sock.pending():
+            return True
+        r, _, _ = select.select([self.sock], [], [], wait)
+        if not r:
+            return True
+        try:
+            self.sock.settimeout(0.2)
+            data = self.sock.recv(65536)
+        except (ssl.SSLWantReadError, socket.timeout):
+            return True
+        except (ConnectionResetError, ssl.SSLError):
+            self.eof = self.reset = True
+            return False
+        if not data:
+            self.eof = True
+            return False
+        self.buf += data
         return True
 
     def close(self, rst=False):
@@ -297,6 +340,19 @@ def assert_no_more_bytes(c, wait=0.3):
     """Nothing follows a response on the connection c (a Conn): no stray
     body bytes, neither buffered nor arriving within `wait` seconds."""
     assert c.buf == b"", "bytes after the response: %r" % c.buf[:200]
+    if TLS_CONTEXT is not None and hasattr(c.sock, "pending"):
+        import ssl
+
+        assert c.sock.pending() == 0, "bytes after the response (TLS)"
+        r, _, _ = select.select([c.sock], [], [], wait)
+        if r:
+            try:
+                c.sock.settimeout(0.2)
+                data = c.sock.recv(65536)
+            except (ssl.SSLWantReadError, socket.timeout, ConnectionResetError, ssl.SSLError):
+                data = b""
+            assert data == b"", "bytes after the response: %r" % data[:200]
+        return
     r, _, _ = select.select([c.sock], [], [], wait)
     if r:
         try:

@@ -85,6 +85,15 @@ static const char usage[] =
     "      --group NAME          with --user: the workers' group\n"
     "      --chroot DIR          with --user: workers chroot into DIR (for kernels\n"
     "                            without Landlock; e.g. --chroot /srv/www --user www-data)\n"
+    "      --tls-cert FILE       HTTPS: the certificate chain (PEM, leaf first); with\n"
+    "      --tls-key FILE        its private key (RSA or ECDSA). Repeat the pair for more\n"
+    "                            names: the client's SNI picks, the first is the default\n"
+    "      --tls-port N          HTTPS port [0..65535] (default 8443)\n"
+    "      --tls-only            no plain HTTP listener\n"
+    "      --redirect-http       plain HTTP answers 308 to the same path over HTTPS\n"
+    "      --hsts S              Strict-Transport-Security max-age on HTTPS responses\n"
+    "                            [1..63072000] (default: none)\n"
+    "      --timeout-handshake S time for a whole TLS handshake [1..3600] (default 10)\n"
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -102,8 +111,9 @@ static const char usage[] =
     "  pith --fallback /index.html --clean-urls --error-page 404=/404.html --cors ./dist\n"
     "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
-    "HUP and USR1 reopen the log file; USR2 upgrades: the binary at the same path starts\n"
-    "on the same listeners and this one drains and exits.\n"
+    "HUP and USR1 reopen the log file; HUP also reloads the TLS certificates and keys.\n"
+    "USR2 upgrades: the binary at the same path starts on the same listeners and this\n"
+    "one drains and exits.\n"
     "systemd: socket activation (LISTEN_FDS; a socket named \"https\" is for TLS) and\n"
     "Type=notify readiness (NOTIFY_SOCKET); see dist/systemd/ and pith(1).\n"
     "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n"
@@ -160,6 +170,13 @@ enum kind {
     K_UNIX_MODE, /* production (issue 13, opssys) */
     K_UNIX_OWNER,
     K_CHECK,
+    K_TLS_CERT, /* HTTPS (issue 10) */
+    K_TLS_KEY,
+    K_TLS_PORT,
+    K_TLS_ONLY,
+    K_REDIRECT_HTTP,
+    K_HSTS,
+    K_T_HANDSHAKE,
 };
 
 struct option {
@@ -213,6 +230,16 @@ static const struct option options[] = {
     {"unix-mode", 0, true, K_UNIX_MODE}, /* production (issue 13, opssys) */
     {"unix-owner", 0, true, K_UNIX_OWNER},
     {"check", 0, false, K_CHECK},
+    return CONFIG_RUN;
+}
+
+    {"tls-cert", 0, true, K_TLS_CERT},
+    {"tls-key", 0, true, K_TLS_KEY},
+    {"tls-port", 0, true, K_TLS_PORT},
+    {"tls-only", 0, false, K_TLS_ONLY},
+    {"redirect-http", 0, false, K_REDIRECT_HTTP},
+    {"hsts", 0, true, K_HSTS},
+    {"timeout-handshake", 0, true, K_T_HANDSHAKE},
 };
 
 /* ---- pith-tiny (the freestanding build): flags that need a library -------------
@@ -532,6 +559,7 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_UNIX_OWNER:
     case K_CHECK: ok = apply_production_flag(ps, o, v); break;
     default: return apply_site_flag(ps, o, v);
+    default: break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -570,6 +598,9 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->timeout_send = 30;
     c->grace = 10;
     c->unix_mode = 0666;
+    if (v == CONFIG_RUN)
+    c->tls_port = 8443;
+    c->timeout_handshake = 10;
 }
 
 /* One argument that starts with '-'; may consume the next one as its value. */
@@ -640,6 +671,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
         v = check_opsnet(&ps);
     if (v == CONFIG_RUN)
         v = check_site_flags(&ps);
+        v = check_tls(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -647,6 +679,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 }
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
+_Static_assert(CONFIG_TLS_PAIRS_MAX == SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");
 _Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
 _Static_assert(CONFIG_TRUSTED_MAX == SETTINGS_TRUSTED_MAX,
                "--trusted-proxy's bound is the server's");
@@ -685,6 +718,21 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->precompressed = !off;
     out->precompressed_dir = off ? NULL : cfg->precompressed;
     opsnet_settings(cfg, out);
+    /* HTTPS (issue 10) */
+    for (unsigned i = 0; i < cfg->ntls_cert; i++) {
+        out->tls_cert[i] = cfg->tls_cert[i];
+        out->tls_key[i] = cfg->tls_key[i];
+    }
+    out->ntls = cfg->ntls_cert;
+    out->tls_port = cfg->tls_port;
+    out->tls_only = cfg->tls_only;
+    out->redirect_http = cfg->redirect_http;
+    out->hsts = cfg->hsts;
+    struct buf hb = buf_make(out->hsts_value, sizeof out->hsts_value - 1);
+    buf_put_cstr(&hb, "max-age=");
+    buf_put_u64(&hb, cfg->hsts);
+    out->hsts_value[hb.len] = '\0';
+    out->timeout_handshake = cfg->timeout_handshake;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
         buf_put_cstr(&b, "no-cache");

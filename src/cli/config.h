@@ -17,6 +17,7 @@
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
 #define CONFIG_TRUSTED_MAX   32
+#define CONFIG_TLS_PAIRS_MAX 8
 
 enum config_io {
     CONFIG_IO_AUTO, /* io_uring when the kernel allows it, else epoll */
@@ -64,6 +65,14 @@ struct config {
     bool no_sandbox;
     const char *group;
     const char *chroot_dir;
+    /* HTTPS (issue 10): pairs by position, the first is the default */
+    const char *tls_cert[CONFIG_TLS_PAIRS_MAX];
+    const char *tls_key[CONFIG_TLS_PAIRS_MAX];
+    unsigned ntls_cert, ntls_key;
+    unsigned tls_port; /* default 8443 */
+    bool tls_only, redirect_http;
+    unsigned hsts;              /* seconds; 0: no header */
+    unsigned timeout_handshake; /* default 10 */
 };
 
 enum config_verdict {

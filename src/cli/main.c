@@ -17,6 +17,7 @@
 #include "server/pool.h"
 #include "server/server.h"
 #include "server/stats.h"
+#include "server/tls.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 
@@ -75,46 +76,86 @@ static int probe_port(struct sockaddr_storage *addr, socklen_t len)
     return port;
 }
 
-static int bind_listeners(const struct config *cfg, struct server *s)
+/* One listener per worker on port (the plain or the TLS one), into fds[];
+ * the address into *out and *out_len (for the master's fresh listeners) and
+ * "scheme://host:port/" into url. Returns the port, or after saying why
+ * -1 (a runtime failure) or -2 (bad usage). */
+static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
+                      struct sockaddr_storage *out, socklen_t *out_len, const char *scheme,
+                      char *url, size_t url_cap)
 {
     struct sockaddr_storage addr;
     socklen_t len;
     const char *text = cfg->addr ? cfg->addr : "::";
-    if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
+    if (sys_parse_addr(text, cfg_port, &addr, &len) < 0) {
         fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
-        return 2;
+        return -2;
     }
     int port = probe_port(&addr, len);
     if (port == -EAFNOSUPPORT && !cfg->addr) {
         /* No IPv6 on this host: serve IPv4 only (SWS#134). */
-        sys_parse_addr("0.0.0.0", cfg->port, &addr, &len);
+        sys_parse_addr("0.0.0.0", cfg_port, &addr, &len);
         port = probe_port(&addr, len);
     }
     char host[64];
     sys_addr_text(&addr, host, sizeof host);
     if (port < 0) {
         if (port == -EADDRINUSE)
-            fprintf(stderr, "pith: port %u is already in use on %s\n", cfg->port, host);
+            fprintf(stderr, "pith: port %u is already in use on %s\n", cfg_port, host);
         else
-            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg->port,
+            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg_port,
                     strerrordesc_np(-port));
-        return 1;
+        return -1;
     }
     sys_parse_addr(host, (unsigned)port, &addr, &len);
-    s->listen_addr = addr; /* the master opens a fresh listener for a new worker */
-    s->listen_len = len;
+    *out = addr; /* the master opens a fresh listener for a new worker */
+    *out_len = len;
     for (unsigned i = 0; i < cfg->workers; i++) {
         int fd = sys_listen_tcp(&addr, len, 4096, true);
         if (fd < 0) {
             fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
                     strerrordesc_np(-fd));
-            return 1;
+            return -1;
         }
-        s->listen_fds[i] = fd;
-        s->nlisten = i + 1;
+        fds[i] = fd;
     }
-    snprintf(s->url, sizeof s->url, "http://%s:%d/", host, port);
-    return 0;
+    snprintf(url, url_cap, "%s://%s:%d/", scheme, host, port);
+    return port;
+}
+
+/* The plain listeners (unless --tls-only) and, with HTTPS, the TLS ones. */
+static int bind_listeners(const struct config *cfg, struct server *s)
+{
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->listen_fds[i] = s->tls_listen_fds[i] = -1;
+    s->nlisten = cfg->workers;
+    int r = 0;
+    if (!cfg->tls_only)
+        r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
+                       s->url, sizeof s->url);
+    if (r >= 0 && cfg->ntls_cert) {
+        r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
+                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+        s->tls_port = r >= 0 ? (unsigned)r : 0; /* --redirect-http's Location */
+    }
+    return r < 0 ? -r : 0;
+}
+
+/* Inherited or Unix listeners without one named "https": with HTTPS, its
+ * listeners are bound on --addr and --tls-port as without them. */
+static int bind_tls_beside(const struct config *cfg, struct server *s)
+{
+    if (!cfg->ntls_cert || s->tls_listen_fds[0] >= 0)
+        return 0;
+    if (sockets_unix_path(cfg->addr)) {
+        fprintf(stderr, "pith: --tls-cert: HTTPS needs a TCP listener, and --addr is a Unix "
+                        "socket (pass one named \"https\" by socket activation instead)\n");
+        return 2;
+    }
+    int r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
+                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+    s->tls_port = r >= 0 ? (unsigned)r : 0;
+    return r < 0 ? -r : 0;
 }
 
 /* Descriptors one worker needs: a socket per connection, the cache's open
@@ -157,6 +198,8 @@ static int check_nofile(const struct settings *set)
 static int check_reservations(const struct settings *set)
 {
     size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
+    if (set->ntls)
+        bytes += tls_worker_reservation(set->max_conns); /* HTTPS: the TLS buffers */
     void *p = sys_map(bytes);
     if (p) {
         sys_unmap(p, bytes);
@@ -252,6 +295,8 @@ static int prepare(const struct config *cfg, struct server *s)
         r = check_reservations(&s->set);
     if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
         r = bind_listeners(cfg, s);
+    else if (!r)
+        r = bind_tls_beside(cfg, s);
     if (!r)
         r = prepare_status(cfg, s);
     return r;
@@ -284,21 +329,49 @@ static int choose_loop(const struct config *cfg, struct server *s)
     return 0;
 }
 
+/* "pith V serving ROOT on http://H:P/ (1 worker, epoll, openat2)"; with
+ * HTTPS the TLS URL follows the plain one ("... and https://H:P/", or alone
+ * with --tls-only) and the data path ends the parentheses. */
 static void print_start_line(const struct config *cfg, const struct server *s)
 {
     if (cfg->quiet)
         return;
     char sandbox[96];
     lockdown_describe(s, sandbox, sizeof sandbox);
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s)\n", PITH_VERSION,
-            s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
+    char urls[300], tls[200] = "";
+    if (!s->tls)
+        snprintf(urls, sizeof urls, "%s", s->url);
+    else if (cfg->tls_only)
+        snprintf(urls, sizeof urls, "%s", s->tls_url);
+    else
+        snprintf(urls, sizeof urls, "%s and %s", s->url, s->tls_url);
+    if (s->tls)
+        snprintf(tls, sizeof tls, "; %s", tls_server_path(s->tls));
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
+            s->root_path, urls, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
             resolve_method_name(s->resolve), sandbox,
             !s->listen_inherited ? ""
             : s->upgrade_from    ? ", listeners inherited from the old master"
-                                 : ", socket activation");
+                                 : ", socket activation",
+            tls);
     if (s->status_fd >= 0)
         fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
+}
+
+/* HTTPS: the certificates and keys are read here, by the master, before
+ * any worker exists (and before --user drops privileges in the workers). */
+static int prepare_tls(struct server *s)
+{
+    if (s->set.ntls == 0)
+        return 0;
+    char err[512];
+    s->tls = tls_server_new(&s->set, err, sizeof err);
+    if (!s->tls) {
+        fprintf(stderr, "pith: %s\n", err);
+        return 1;
+    }
+    return 0;
 }
 
 /* --group, --chroot and --fallback name things that must exist: checked
@@ -429,7 +502,8 @@ static int start(const struct config *cfg, struct server *s)
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
     settings_from_config(cfg, &s->set);
     lockdown_probe(s);
-    s->tls_listen_fd = -1;
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->listen_fds[i] = s->tls_listen_fds[i] = -1;
     s->status_fd = -1;
     s->ready_pipe[0] = s->ready_pipe[1] = -1;
     if (cfg->check)
@@ -439,6 +513,8 @@ static int start(const struct config *cfg, struct server *s)
         r = prepare(cfg, s);
     if (!r)
         r = check_files(&s->set, s);
+    if (!r)
+        r = prepare_tls(s);
     if (r)
         return r;
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */

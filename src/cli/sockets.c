@@ -30,7 +30,7 @@ const char *sockets_unix_path(const char *addr)
 
 /* "http://unix:/run/pith.sock:/" is nginx's proxy_pass spelling for a Unix
  * socket, so the start line shows what to paste into the proxy. */
-static void url_of(int fd, char *out, size_t cap)
+static void url_of_scheme(int fd, const char *scheme, char *out, size_t cap)
 {
     struct sockaddr_storage a;
     socklen_t len;
@@ -40,40 +40,35 @@ static void url_of(int fd, char *out, size_t cap)
     } else if (a.ss_family == AF_UNIX) {
         const struct sockaddr_un *un = (const struct sockaddr_un *)&a;
         if (len > sizeof(sa_family_t) && un->sun_path[0])
-            snprintf(out, cap, "http://unix:%.*s:/", (int)(len - sizeof(sa_family_t)),
+            snprintf(out, cap, "%s://unix:%.*s:/", scheme, (int)(len - sizeof(sa_family_t)),
                      un->sun_path);
         else
-            snprintf(out, cap, "http://unix:@(abstract):/");
+            snprintf(out, cap, "%s://unix:@(abstract):/", scheme);
     } else {
         sys_addr_text(&a, host, sizeof host);
-        snprintf(out, cap, "http://%s:%d/", host, sys_local_port(fd));
+        snprintf(out, cap, "%s://%s:%d/", scheme, host, sys_local_port(fd));
     }
 }
 
-/* The TLS hook: an inherited socket named "https". This build serves no
- * TLS, so it refuses rather than serve plain HTTP on an HTTPS port; the
- * TLS listener (--tls-port) takes s->tls_listen_fd here instead. */
-static int take_https(struct server *s, int fd)
+static void url_of(int fd, char *out, size_t cap)
 {
-    (void)s;
-    (void)fd;
-    fprintf(stderr, "pith: an inherited socket is named \"https\" (LISTEN_FDNAMES), but this "
-                    "pith serves no TLS; name it \"http\" to serve plain HTTP on it\n");
-    return 1;
+    url_of_scheme(fd, "http", out, cap);
 }
 
-/* Per worker or shared: see the file comment. */
-static void assign(struct server *s, const int *http, unsigned k)
+/* Per worker or shared (see the file comment), into fds[] for every
+ * worker; the address into *addr for the master's fresh listeners. Shared
+ * sockets of either kind make all of them shared (never closed or reopened
+ * per worker). */
+static void assign(struct server *s, const int *got, unsigned k, int *fds,
+                   struct sockaddr_storage *addr, socklen_t *len)
 {
     bool own = k == s->set.workers && k > 1;
     for (unsigned i = 0; i < k && own; i++)
-        own = sys_is_reuseport(http[i]) == 1;
-    s->listen_shared = !own;
-    if (own)
-        sys_local_addr(http[0], &s->listen_addr, &s->listen_len);
+        own = sys_is_reuseport(got[i]) == 1;
+    s->listen_shared = s->listen_shared || !own;
+    sys_local_addr(got[0], addr, len);
     for (unsigned i = 0; i < s->set.workers; i++)
-        s->listen_fds[i] = http[i % k];
-    s->nlisten = s->set.workers;
+        fds[i] = got[i % k];
 }
 
 /* An inherited Unix socket at the very path --addr names is the one an
@@ -94,37 +89,46 @@ static void claim_unix_path(const struct config *cfg, struct server *s, int fd)
 static int take_inherited(const struct config *cfg, struct server *s, const struct sd_listener *got,
                           unsigned n)
 {
-    int http[SD_LISTEN_MAX];
-    unsigned k = 0;
+    int http[SD_LISTEN_MAX], https[SD_LISTEN_MAX];
+    unsigned k = 0, kt = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (strcmp(got[i].name, "status") == 0) {
+        if (strcmp(got[i].name, "status") == 0)
             s->status_fd = got[i].fd; /* prepare_status() takes it */
-            continue;
-        }
-        if (strcmp(got[i].name, "https") != 0) {
+        else if (strcmp(got[i].name, "https") == 0)
+            https[kt++] = got[i].fd;
+        else
             http[k++] = got[i].fd;
-            continue;
-        }
-        int r = take_https(s, got[i].fd);
-        if (r)
-            return r;
     }
-    if (k == 0 && s->tls_listen_fd < 0) {
+    /* Never plain HTTP on a socket meant for HTTPS. */
+    if (kt && !s->set.ntls) {
+        fprintf(stderr, "pith: an inherited socket is named \"https\" (LISTEN_FDNAMES), but no "
+                        "--tls-cert is given; name it \"http\" to serve plain HTTP on it\n");
+        return 1;
+    }
+    if (k == 0 && kt == 0) {
         fprintf(stderr, "pith: no inherited socket is for HTTP\n");
         return 1;
     }
-    if (k > s->set.workers) {
+    if (k > s->set.workers || kt > s->set.workers) {
+        unsigned most = k > kt ? k : kt;
         fprintf(stderr,
-                "pith: %u inherited HTTP sockets need at least as many workers "
+                "pith: %u inherited %s sockets need at least as many workers "
                 "(--workers %u)\n",
-                k, k);
+                most, k > kt ? "HTTP" : "HTTPS", most);
         return 2;
     }
     s->listen_inherited = true;
+    s->nlisten = s->set.workers;
     if (k) {
-        assign(s, http, k);
+        assign(s, http, k, s->listen_fds, &s->listen_addr, &s->listen_len);
         url_of(http[0], s->url, sizeof s->url);
         claim_unix_path(cfg, s, http[0]);
+    }
+    if (kt) {
+        assign(s, https, kt, s->tls_listen_fds, &s->tls_listen_addr, &s->tls_listen_len);
+        url_of_scheme(https[0], "https", s->tls_url, sizeof s->tls_url);
+        int port = sys_local_port(https[0]);
+        s->tls_port = port > 0 ? (unsigned)port : 0;
     }
     return 0;
 }

@@ -13,7 +13,8 @@
 #define SOCKETS_NOT_MINE (-1) /* nothing inherited and no unix:PATH: bind TCP */
 
 /* Takes inherited sockets, or binds --addr unix:PATH, into s (listen_fds
- * for every worker, url, listen_shared, tls_listen_fd). Returns
+ * for every worker, tls_listen_fds and tls_url for sockets named "https",
+ * status_fd for one named "status", url, listen_shared). Returns
  * SOCKETS_NOT_MINE, 0, or an exit code (1 runtime, 2 usage) after one line
  * on stderr. */
 int sockets_open(const struct config *cfg, struct server *s);

@@ -87,6 +87,7 @@ static void request_begin(struct worker *w, struct conn *c)
     exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
+    c->x->tls = c->tp != &transport_plain;
 }
 
 /* The access-log line of the exchange, once: only a response that was
@@ -146,7 +147,7 @@ void conn_accepted(struct worker *w, struct conn *c)
      * timeout, counted from the accept. */
     c->head_started_ms = w->now_ms;
     arm(w, c, w->set->timeout_header);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
 }
 
 void conn_close(struct worker *w, struct conn *c, enum close_reason why)
@@ -159,6 +160,8 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
     stats_add(&w->stats->closes[counted], 1);
     log_exchange(w, c);
     timer_cancel(&w->wheel, &c->timer);
+    if (c->tp->ending && c->state != CONN_LINGER)
+        c->tp->ending(w, c);
     c->state = CONN_CLOSING;
     /* The exchange and the slot stay until the backend lets go of them:
      * an io_uring send in flight still reads them (conn_free). */
@@ -180,11 +183,13 @@ void conn_free(struct worker *w, struct conn *c)
 static void start_linger(struct worker *w, struct conn *c, enum close_reason why)
 {
     release_slot(w, c);
+    if (c->tp->ending)
+        c->tp->ending(w, c);
     sys_shutdown_write(c->fd);
     c->state = CONN_LINGER;
     c->linger_why = why;
     timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
 }
 
 /* ---- sending -------------------------------------------------------------------- */
@@ -314,7 +319,7 @@ static bool response_done(struct worker *w, struct conn *c)
     release_slot(w, c);
     c->head_started_ms = 0;
     arm(w, c, w->set->timeout_keepalive);
-    w->loop->want_read(w, c);
+    c->tp->want_read(w, c);
     return false;
 }
 
@@ -344,7 +349,7 @@ static void process_input(struct worker *w, struct conn *c)
         long r = missing ? -400 : http_parse_request(conn_in(c), c->in_len, &w->req);
         if (r == HTTP_PARSE_AGAIN) {
             if (c->in_len < POOL_IN_SIZE) {
-                w->loop->want_read(w, c);
+                c->tp->want_read(w, c);
                 return;
             }
             r = -431; /* cannot happen within the limits; never spin on a full buffer */
@@ -384,7 +389,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
          * dropped (by the backend); its end (or an error) ends the
          * connection. */
         if (n > 0 || n == -EAGAIN || n == -EINTR)
-            w->loop->want_read(w, c);
+            c->tp->want_read(w, c);
         else
             conn_close(w, c, c->linger_why);
         return;
@@ -400,7 +405,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     if (n == -EAGAIN || n == -EINTR) {
         if (c->in_len == 0)
             release_slot(w, c);
-        w->loop->want_read(w, c);
+        c->tp->want_read(w, c);
         return;
     }
     if (n == -EOVERFLOW) {

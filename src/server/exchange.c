@@ -22,7 +22,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->active = true;
     x->method = x->target = x->referer = x->user_agent = x->encoding = (struct span){0};
     x->minor = 1;
-    x->head_only = x->keep_alive = x->close = false;
+    x->head_only = x->keep_alive = x->close = x->tls = false;
     x->status = 0;
     x->body = x->close_after = false;
     outq_reset(&x->q);
@@ -56,6 +56,13 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     struct buf e = buf_make(extra, sizeof extra);
     const struct site *site = &w->set->site;
     site_fields(site, r->status, site_method_of(x), x->site_name, &e);
+    /* --hsts: every HTTPS response carries it (RFC 6797 §7.1); with the
+     * site's fields, so it takes none of the response's field slots. */
+    if (x->tls && w->set->hsts) {
+        buf_put_cstr(&e, "Strict-Transport-Security: ");
+        buf_put_cstr(&e, w->set->hsts_value);
+        buf_put(&e, "\r\n", 2);
+    }
     PITH_ASSERT(!e.full);
     struct h1_context cx = {
         .date = span_make(w->date, DATE_IMF_LEN),

@@ -35,6 +35,7 @@ struct exchange {
     bool head_only;       /* HEAD: the GET's head, no body */
     bool keep_alive;      /* the request allows the connection to persist */
     bool close;           /* the server ends the connection after this response */
+    bool tls;             /* over HTTPS (set by conn.c after exchange_begin) */
     /* The response */
     int status;       /* 0 until a head is queued */
     bool body;        /* the head promised a body (not HEAD, 204, 304) */

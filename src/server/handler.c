@@ -18,6 +18,7 @@
 #include "server/exchange.h"
 #include "server/file.h"
 #include "server/reply.h"
+#include "server/tls.h"
 #include "server/worker.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
@@ -316,6 +317,10 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
             options_response(w, x);
         else
             reply_error(w, x, 400);
+        return;
+    }
+    if (w->set->redirect_http && !x->tls) {
+        tls_redirect(w, x, w->info.host, t.path, t.has_query ? &t.query : NULL);
         return;
     }
     unsigned flags = 0;

@@ -16,11 +16,12 @@
 #include <errno.h>
 #include <sys/epoll.h>
 
-#define TAG_LISTENER 0
-#define TAG_SIGNAL   1
-#define TAG_CONN0    2
-#define EVENTS_MAX   256
-#define ACCEPT_BATCH 64 /* accepts per wake-up, so reads are not starved */
+#define TAG_LISTENER     0
+#define TAG_SIGNAL       1
+#define TAG_TLS_LISTENER 2 /* HTTPS (issue 10) */
+#define TAG_CONN0        3
+#define EVENTS_MAX       256
+#define ACCEPT_BATCH     64 /* accepts per wake-up, so reads are not starved */
 
 static uint64_t tag_of(const struct worker *w, const struct conn *c)
 {
@@ -50,8 +51,12 @@ static int ep_init(struct worker *w)
  * removed rather than modified. */
 static void ep_listen(struct worker *w, bool on)
 {
-    sys_epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, w->listen_fd,
-                  EPOLLIN | EPOLLEXCLUSIVE, TAG_LISTENER);
+    int op = on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL;
+    if (w->listen_fd >= 0)
+        sys_epoll_ctl(w->epfd, op, w->listen_fd, EPOLLIN | EPOLLEXCLUSIVE, TAG_LISTENER);
+    if (w->tls_listen_fd >= 0)
+        sys_epoll_ctl(w->epfd, op, w->tls_listen_fd, EPOLLIN | EPOLLEXCLUSIVE,
+                      TAG_TLS_LISTENER);
 }
 
 static int ep_conn_start(struct worker *w, struct conn *c)
@@ -106,11 +111,11 @@ static bool ep_accept_busy(struct worker *w)
     return false; /* accept4 is ours to call: none happens after EPOLL_CTL_DEL */
 }
 
-static void accept_batch(struct worker *w)
+static void accept_batch(struct worker *w, bool tls)
 {
     for (int i = 0; i < ACCEPT_BATCH && w->listening; i++) {
         struct sockaddr_storage peer;
-        int fd = sys_accept(w->listen_fd, &peer);
+        int fd = sys_accept(tls ? w->tls_listen_fd : w->listen_fd, &peer);
         if (fd == -EAGAIN)
             return;
         if (fd == -EINTR || fd == -ECONNABORTED)
@@ -119,7 +124,7 @@ static void accept_batch(struct worker *w)
             worker_accept_failed(w, fd);
             return;
         }
-        worker_accepted(w, fd, &peer);
+        worker_accepted(w, fd, &peer, tls);
     }
 }
 
@@ -147,6 +152,13 @@ static void dispatch(struct worker *w, struct conn *c, uint32_t events)
 {
     switch (c->state) {
     case CONN_READ:
+        /* Writability while reading: a TLS handshake whose reply did not
+         * fit the socket at once. */
+        if ((events & EPOLLOUT) && !(events & (EPOLLHUP | EPOLLERR)))
+            c->tp->writable(w, c);
+        else if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            readable(w, c);
+        break;
     case CONN_LINGER:
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
             readable(w, c);
@@ -168,8 +180,8 @@ static void ep_wait(struct worker *w, int timeout_ms)
     worker_update_clock(w);
     for (int i = 0; i < n && !w->exit_now; i++) {
         uint64_t tag = ev[i].data.u64;
-        if (tag == TAG_LISTENER) {
-            accept_batch(w);
+        if (tag == TAG_LISTENER || tag == TAG_TLS_LISTENER) {
+            accept_batch(w, tag == TAG_TLS_LISTENER);
         } else if (tag == TAG_SIGNAL) {
             int sig;
             while ((sig = sys_signalfd_read(w->sigfd)) > 0)

@@ -59,6 +59,7 @@
 /* user_data: connection index << 8 | kind */
 enum kind {
     K_ACCEPT = 1,
+    K_ACCEPT_TLS, /* HTTPS (issue 10): the TLS listener's */
     K_SIGNAL,
     K_IGNORE, /* cancellations: their own completion says nothing */
     K_RECV,
@@ -102,7 +103,7 @@ struct uring {
     uint16_t held_next[BUF_COUNT]; /* the next held buffer after each buffer id */
     uint16_t held_len[BUF_COUNT];  /* bytes in each held buffer */
     struct signalfd_siginfo sig;
-    bool accepting;        /* a multishot accept is armed */
+    bool accepting[2];     /* a multishot accept is armed: [0] plain, [1] TLS listener */
     uint32_t accept_gen;   /* tells the armed accept's completions from older ones */
     uint32_t accepts_live; /* accepts armed whose final completion has not come */
 };
@@ -238,27 +239,37 @@ static int ur_init(struct worker *w)
     return 0;
 }
 
-static uint64_t ud_accept(const struct uring *u)
+static uint64_t ud_accept(const struct uring *u, bool tls)
 {
-    return ((uint64_t)u->accept_gen << 8) | K_ACCEPT;
+    return ((uint64_t)u->accept_gen << 8) | (tls ? K_ACCEPT_TLS : K_ACCEPT);
+}
+
+/* The multishot accept of one listener (tls: the TLS one). */
+static void listen_one(struct worker *w, bool tls, bool on)
+{
+    struct uring *u = state(w);
+    int fd = tls ? w->tls_listen_fd : w->listen_fd;
+    if (on == u->accepting[tls] || (on && fd < 0))
+        return;
+    struct io_uring_sqe *sqe = sqe_get(u);
+    if (on) {
+        io_uring_prep_multishot_accept(sqe, fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        io_uring_sqe_set_data64(sqe, ud_accept(u, tls));
+        u->accepts_live++;
+    } else {
+        io_uring_prep_cancel64(sqe, ud_accept(u, tls), IORING_ASYNC_CANCEL_ALL);
+        io_uring_sqe_set_data64(sqe, K_IGNORE);
+    }
+    u->accepting[tls] = on;
 }
 
 static void ur_listen(struct worker *w, bool on)
 {
     struct uring *u = state(w);
-    if (on == u->accepting)
-        return;
-    struct io_uring_sqe *sqe = sqe_get(u);
-    if (on) {
+    if (on && !u->accepting[0] && !u->accepting[1])
         u->accept_gen++;
-        io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        io_uring_sqe_set_data64(sqe, ud_accept(u));
-        u->accepts_live++;
-    } else {
-        io_uring_prep_cancel64(sqe, ud_accept(u), IORING_ASYNC_CANCEL_ALL);
-        io_uring_sqe_set_data64(sqe, K_IGNORE);
-    }
-    u->accepting = on;
+    listen_one(w, false, on);
+    listen_one(w, true, on);
 }
 
 /* A cancelled multishot accept may still complete with a connection
@@ -444,19 +455,20 @@ struct completion {
 static void on_accept(struct worker *w, const struct completion *e)
 {
     struct uring *u = state(w);
-    bool current = e->ud == ud_accept(u);
+    bool tls = (e->ud & 0xff) == K_ACCEPT_TLS;
+    bool current = e->ud == ud_accept(u, tls);
     if (!(e->flags & IORING_CQE_F_MORE) && u->accepts_live)
         u->accepts_live--; /* this accept's last completion */
     if (current && !(e->flags & IORING_CQE_F_MORE))
-        u->accepting = false; /* the multishot ended (an error, or cancelled) */
+        u->accepting[tls] = false; /* the multishot ended (an error, or cancelled) */
     if (e->res >= 0) {
-        worker_accepted(w, e->res, NULL);
+        worker_accepted(w, e->res, NULL, tls);
     } else if (e->res != -ECANCELED) {
         worker_accept_failed(w, e->res);
         return;
     }
-    if (current && !u->accepting && w->listening)
-        ur_listen(w, true); /* ended on its own while we still listen */
+    if (current && !u->accepting[tls] && w->listening)
+        listen_one(w, tls, true); /* ended on its own while we still listen */
 }
 
 /* Keeps a ring buffer for later; the first one also stops the multishot,
@@ -671,7 +683,8 @@ static void on_conn(struct worker *w, const struct completion *e)
 static void dispatch(struct worker *w, const struct completion *e)
 {
     switch ((enum kind)(e->ud & 0xff)) {
-    case K_ACCEPT: on_accept(w, e); break;
+    case K_ACCEPT:
+    case K_ACCEPT_TLS: on_accept(w, e); break;
     case K_SIGNAL:
         if (e->res == (int32_t)sizeof(struct signalfd_siginfo))
             worker_signal(w, (int)state(w)->sig.ssi_signo);

@@ -42,6 +42,7 @@
 #include "server/stats.h"
 #include "server/status.h"
 #include "server/upgrade.h"
+#include "server/tls.h"
 #include "server/worker.h"
 #include "sys/sd.h"
 #include "sys/sys.h"
@@ -108,19 +109,32 @@ static bool status_died(struct master *m, int pid)
     return true;
 }
 
-/* A fresh listener for worker i, in the reuseport group of the others. */
+/* A fresh listener in the reuseport group of the others, into *fd. */
+static int reopen_one(const struct sockaddr_storage *addr, socklen_t len, int *fd)
+{
+    if (*fd >= 0)
+        return 0;
+    int r = sys_listen_tcp(addr, len, 4096, true);
+    if (r < 0) {
+        log_error_errno("listen again for a new worker", NULL, r);
+        return r;
+    }
+    *fd = r;
+    return 0;
+}
+
+/* Worker i's listeners: plain (unless --tls-only) and TLS (with HTTPS). */
 static int reopen_listener(struct master *m, unsigned i)
 {
     struct server *srv = m->srv;
-    if (srv->listen_fds[i] >= 0 || srv->listen_shared)
-        return 0;
-    int fd = sys_listen_tcp(&srv->listen_addr, srv->listen_len, 4096, true);
-    if (fd < 0) {
-        log_error_errno("listen again for a new worker", NULL, fd);
-        return fd;
-    }
-    srv->listen_fds[i] = fd;
-    return 0;
+    if (srv->listen_shared)
+        return 0; /* inherited: the other workers accept on them */
+    int r = 0;
+    if (!srv->set.tls_only)
+        r = reopen_one(&srv->listen_addr, srv->listen_len, &srv->listen_fds[i]);
+    if (!r && srv->tls)
+        r = reopen_one(&srv->tls_listen_addr, srv->tls_listen_len, &srv->tls_listen_fds[i]);
+    return r;
 }
 
 static int start_worker(struct master *m, unsigned i)
@@ -180,6 +194,10 @@ static void close_listener(struct master *m, unsigned i)
     if (m->srv->listen_fds[i] >= 0) {
         sys_close(m->srv->listen_fds[i]);
         m->srv->listen_fds[i] = -1;
+    }
+    if (m->srv->tls && m->srv->tls_listen_fds[i] >= 0) {
+        sys_close(m->srv->tls_listen_fds[i]);
+        m->srv->tls_listen_fds[i] = -1;
     }
 }
 
@@ -242,6 +260,20 @@ static void notify(const char *msg)
         log_error_errno("notify systemd (NOTIFY_SOCKET)", msg, r);
 }
 
+/* Closes fds[0..n), each descriptor once (shared ones repeat), and marks
+ * them -1. */
+static void close_all(int *fds, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        int fd = fds[i];
+        for (unsigned j = i; fd >= 0 && j < n; j++)
+            if (fds[j] == fd)
+                fds[j] = -1;
+        if (fd >= 0)
+            sys_close(fd);
+    }
+}
+
 static void begin_stop(struct master *m)
 {
     m->stopping = true;
@@ -259,18 +291,9 @@ static void begin_stop(struct master *m)
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse.
      * Shared ones repeat in listen_fds: each is closed once. */
-    struct server *srv = m->srv;
-    for (unsigned i = 0; i < srv->nlisten; i++) {
-        int fd = srv->listen_fds[i];
-        for (unsigned j = i; fd >= 0 && j < srv->nlisten; j++)
-            if (srv->listen_fds[j] == fd)
-                srv->listen_fds[j] = -1;
-        if (fd >= 0)
-            sys_close(fd);
-    }
-    if (srv->tls_listen_fd >= 0)
-        sys_close(srv->tls_listen_fd);
-    srv->tls_listen_fd = -1;
+    close_all(m->srv->listen_fds, m->srv->nlisten);
+    if (m->srv->tls)
+        close_all(m->srv->tls_listen_fds, m->srv->nlisten);
     signal_workers(m, SIGTERM);
     m->kill_at = sys_now_ms() + (int64_t)m->srv->set.grace * 1000 + 1000;
 }
@@ -318,6 +341,10 @@ static void on_signal(struct master *m, int sig)
         if (sig == SIGHUP && m->announced)
             notify("RELOADING=1\nSTATUS=reopening the access log");
         prepare_log_reopen(m);
+        /* HUP: the master (which keeps its privileges) re-reads the
+         * certificates and keys; the workers build from what it read. */
+        if (sig == SIGHUP && m->srv->tls)
+            tls_server_reload(m->srv->tls, &m->srv->set);
         signal_workers(m, sig);
         if (sig == SIGHUP && m->announced)
             notify("READY=1\nSTATUS=serving");
@@ -417,8 +444,11 @@ int master_run(struct server *srv)
             continue;
         }
         restart_due(&m);
+        if (srv->tls)
+            tls_server_tick(srv->tls, sys_now_real()); /* ticket key rotation */
     }
     /* Handed over, the pidfile and the Unix socket are the new master's. */
     upgrade_cleanup(&m.up, srv);
+    tls_server_free(srv->tls);
     return 0;
 }

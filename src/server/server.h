@@ -22,11 +22,13 @@
 #include <sys/socket.h>
 
 struct stats_shared;
+struct tls_server;
 
-#define SERVER_NAME          "pith/" PITH_VERSION
-#define SETTINGS_WORKERS_MAX 64
-#define SETTINGS_GLOBS_MAX   8
-#define SETTINGS_TRUSTED_MAX 32
+#define SERVER_NAME            "pith/" PITH_VERSION
+#define SETTINGS_WORKERS_MAX   64
+#define SETTINGS_GLOBS_MAX     8
+#define SETTINGS_TRUSTED_MAX   32
+#define SETTINGS_TLS_PAIRS_MAX 8
 
 struct settings {
     unsigned workers;   /* worker processes, one listener each */
@@ -62,6 +64,16 @@ struct settings {
     const char *group;      /* --group: with --user, the workers' group */
     const char *chroot_dir; /* --chroot: workers chroot here before dropping to --user */
     struct site site;       /* --fallback, --clean-urls, --header, --cors, --error-page */
+    /* HTTPS (issue 10; src/server/tls.c) */
+    const char *tls_cert[SETTINGS_TLS_PAIRS_MAX]; /* full-chain PEM; [0] is the default */
+    const char *tls_key[SETTINGS_TLS_PAIRS_MAX];
+    unsigned ntls;              /* certificate/key pairs; 0: no HTTPS */
+    unsigned tls_port;          /* default 8443; 0 = any free port */
+    bool tls_only;              /* no plain HTTP listener */
+    bool redirect_http;         /* the plain port answers 308 to https:// */
+    unsigned hsts;              /* Strict-Transport-Security max-age; 0: none */
+    char hsts_value[32];        /* "max-age=N" */
+    unsigned timeout_handshake; /* seconds for a whole TLS handshake */
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
@@ -90,7 +102,7 @@ struct server {
     bool listen_shared;      /* listen_fds name a few sockets that workers share
                               * (inherited, or a Unix socket): never reopened */
     bool listen_inherited;   /* from socket activation or an upgrade */
-    int tls_listen_fd;       /* hook: an inherited socket named "https"; -1: none */
+    bool tls_listen_shared;  /* tls_listen_fds name inherited sockets workers share */
     char unix_path[108];     /* the Unix socket pith bound (removed at a stop); "" */
     char exe_path[PATH_MAX]; /* what SIGUSR2 executes (this binary's path at start) */
     char *const *argv;       /* ... with these arguments */
@@ -99,6 +111,15 @@ struct server {
     /* lockdown (issue 14): what the kernel offers, probed at start */
     int landlock_abi; /* > 0: the ABI version; else -errno */
     int seccomp_err;  /* 0: filters with KILL_PROCESS work; else -errno */
+    /* HTTPS (issue 10): one SO_REUSEPORT TLS listener per worker, beside the
+     * plain ones (listen_fds[i] is -1 with --tls-only), and the TLS state the
+     * master prepares before forking (certificates, keys, ticket keys). */
+    int tls_listen_fds[SETTINGS_WORKERS_MAX];
+    struct sockaddr_storage tls_listen_addr;
+    socklen_t tls_listen_len;
+    unsigned tls_port;      /* the bound TLS port (the kernel's pick for 0) */
+    char tls_url[128];      /* "https://[::]:8443/" for the start line */
+    struct tls_server *tls; /* NULL without HTTPS */
 };
 
 #endif

@@ -19,6 +19,11 @@ static ssize_t plain_sendfile(struct worker *w, struct conn *c, int fd, uint64_t
     return w->loop->sendfile(w, c, fd, off, n);
 }
 
+static void plain_want_read(struct worker *w, struct conn *c)
+{
+    w->loop->want_read(w, c);
+}
+
 const struct transport_ops transport_plain = {
     .name = "tcp",
     .send = plain_send,
@@ -27,4 +32,7 @@ const struct transport_ops transport_plain = {
     .received = conn_input_done,
     .sent = conn_sent,
     .writable = conn_writable,
+    .want_read = plain_want_read,
+    .ending = NULL,
+    .release = NULL,
 };

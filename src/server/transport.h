@@ -44,6 +44,14 @@ struct transport_ops {
     void (*sent)(struct worker *w, struct conn *c, ssize_t n);
     /* The socket has room again. */
     void (*writable)(struct worker *w, struct conn *c);
+    /* The connection waits for stream bytes (the loop's want_read, after
+     * handing over what the transport already holds). */
+    void (*want_read)(struct worker *w, struct conn *c);
+    /* Our side of the stream ends now (a close, or the write side shut
+     * before lingering): TLS says so with a close_notify. May be NULL. */
+    void (*ending)(struct worker *w, struct conn *c);
+    /* The connection is being freed (NULL: nothing to release). */
+    void (*release)(struct worker *w, struct conn *c);
 };
 
 /* Plain TCP: every call goes straight to the connection or the loop. */

@@ -35,24 +35,31 @@ static void pidfile_move(struct upgrade *u, const struct server *srv, bool aside
         log_error_errno("upgrade: rename the pidfile", pidfile, r);
 }
 
-/* The distinct listeners (shared ones repeat in listen_fds), the TLS one
- * and the status one, with their LISTEN_FDNAMES names. */
+/* Appends the distinct descriptors of have[0..k) (shared ones repeat) to
+ * fds[n..], named name; returns the new count. */
+static unsigned collect_distinct(const int *have, unsigned k, const char *name, int *fds,
+                                 const char **names, unsigned n)
+{
+    for (unsigned i = 0; i < k && n < SD_LISTEN_MAX; i++) {
+        bool seen = have[i] < 0;
+        for (unsigned j = 0; j < n && !seen; j++)
+            seen = fds[j] == have[i];
+        if (!seen) {
+            fds[n] = have[i];
+            names[n++] = name;
+        }
+    }
+    return n;
+}
+
+/* The distinct listeners, plain and TLS, and the status one, with their
+ * LISTEN_FDNAMES names. */
 static unsigned collect_listeners(const struct server *srv, int *fds, const char **names)
 {
     unsigned n = 0;
-    for (unsigned i = 0; i < srv->nlisten && n < SD_LISTEN_MAX; i++) {
-        bool seen = srv->listen_fds[i] < 0;
-        for (unsigned j = 0; j < n && !seen; j++)
-            seen = fds[j] == srv->listen_fds[i];
-        if (!seen) {
-            fds[n] = srv->listen_fds[i];
-            names[n++] = "http";
-        }
-    }
-    if (srv->tls_listen_fd >= 0 && n < SD_LISTEN_MAX) {
-        fds[n] = srv->tls_listen_fd;
-        names[n++] = "https";
-    }
+    n = collect_distinct(srv->listen_fds, srv->nlisten, "http", fds, names, n);
+    if (srv->tls)
+        n = collect_distinct(srv->tls_listen_fds, srv->nlisten, "https", fds, names, n);
     /* --status's listener is no SO_REUSEPORT socket: the new master could
      * not bind its port while this one holds it. */
     if (srv->status_fd >= 0 && n < SD_LISTEN_MAX) {

@@ -25,6 +25,7 @@
 #include "server/conn.h"
 #include "server/stats.h"
 #include "server/lockdown.h"
+#include "server/tls.h"
 #include "server/transport.h"
 #include "sys/sys.h"
 
@@ -45,7 +46,7 @@ void worker_update_clock(struct worker *w)
 
 static void worker_set_listening(struct worker *w, bool on)
 {
-    if (w->listening == on || w->listen_fd < 0)
+    if (w->listening == on || (w->listen_fd < 0 && w->tls_listen_fd < 0))
         return;
     w->loop->listen(w, on);
     w->listening = on;
@@ -68,7 +69,7 @@ static bool worker_can_accept(const struct worker *w)
     return !w->draining && (w->free_conns || w->next_unused < w->nconns);
 }
 
-void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer)
+void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls)
 {
     /* While draining, a connection the kernel accepted for us (io_uring,
      * before the accept's cancellation) is served like any other (its
@@ -88,7 +89,7 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     w->free_conns = c->next_free;
     w->accept_failure_logged = false;
     c->fd = fd;
-    c->tp = &transport_plain;
+    c->tp = tls ? &transport_tls : &transport_plain;
     if (peer)
         c->peer = *peer;
     else
@@ -108,6 +109,8 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     w->active++;
     stats_set(&w->stats->open_conns, w->active);
     conn_accepted(w, c);
+    if (tls && tls_conn_start(w, c) < 0)
+        conn_close(w, c, CLOSE_ERROR);
     if (!worker_can_accept(w))
         worker_set_listening(w, false); /* at --max-conns: back when one closes */
 }
@@ -131,6 +134,8 @@ static void reap_closed(struct worker *w)
             continue;
         }
         *pp = c->next_free;
+        if (c->tp && c->tp->release)
+            c->tp->release(w, c);
         conn_free(w, c);
         c->next_free = w->free_conns;
         w->free_conns = c;
@@ -152,8 +157,11 @@ static void start_drain(struct worker *w)
     worker_set_listening(w, false);
     w->draining = true;
     w->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
-    sys_close(w->listen_fd);
-    w->listen_fd = -1;
+    if (w->listen_fd >= 0)
+        sys_close(w->listen_fd);
+    if (w->tls_listen_fd >= 0)
+        sys_close(w->tls_listen_fd);
+    w->listen_fd = w->tls_listen_fd = -1;
     for (uint32_t i = 0; i < w->next_unused; i++)
         if (w->conns[i].state != CONN_FREE)
             conn_drain(w, &w->conns[i]);
@@ -161,9 +169,11 @@ static void start_drain(struct worker *w)
 
 void worker_signal(struct worker *w, int sig)
 {
-    if (sig == SIGHUP || sig == SIGUSR1)
+    if (sig == SIGHUP || sig == SIGUSR1) {
         access_log_reopen(&w->log);
-    else if (w->draining)
+        if (sig == SIGHUP)
+            tls_worker_reload(w); /* new handshakes only */
+    } else if (w->draining)
         w->exit_now = true; /* a second TERM/INT: exit at once */
     else
         start_drain(w);
@@ -178,6 +188,8 @@ static void fire_timer(struct timer *t, void *ctx)
 
 static int loop_timeout(struct worker *w)
 {
+    if (tls_has_ready(w))
+        return 0; /* bytes OpenSSL already holds are handed over first */
     int t = timer_next_timeout(&w->wheel, w->now_ms);
     bool need_second = w->log.len || w->accept_retry_ms || w->draining;
     if (need_second && (t < 0 || t > 1000))
@@ -191,6 +203,7 @@ static void run_loop(struct worker *w)
         w->loop->wait(w, loop_timeout(w));
         if (w->exit_now)
             return;
+        tls_run_ready(w);
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
         reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
@@ -222,9 +235,10 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     w->set = &srv->set;
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
+    w->tls_listen_fd = srv->tls ? srv->tls_listen_fds[index] : -1;
     w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
-    if (!w->conns || pool_init(&w->pool, w->nconns) < 0) {
+    if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0)) {
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
@@ -316,9 +330,13 @@ int worker_run(const struct server *srv, unsigned index)
     /* The master holds the other workers' listeners; this one needs only its
      * own. If the master dies, so do we (no orphaned workers): the request
      * is checked against a master that died before it was made. */
-    for (unsigned i = 0; i < srv->nlisten; i++)
-        if (srv->listen_fds[i] != srv->listen_fds[index]) /* shared ones repeat */
-            sys_close(srv->listen_fds[i]);
+    for (unsigned i = 0; i < srv->nlisten; i++) {
+        if (srv->listen_fds[i] >= 0 && srv->listen_fds[i] != srv->listen_fds[index])
+            sys_close(srv->listen_fds[i]); /* shared ones repeat */
+        if (srv->tls && srv->tls_listen_fds[i] >= 0 &&
+            srv->tls_listen_fds[i] != srv->tls_listen_fds[index])
+            sys_close(srv->tls_listen_fds[i]);
+    }
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd); /* the status process's alone */
     if (srv->ready_pipe[0] >= 0)
@@ -332,7 +350,10 @@ int worker_run(const struct server *srv, unsigned index)
     report_ready(srv);
     run_loop(w);
     access_log_flush(&w->log);
-    if (!w->set->quiet)
+    tls_worker_exit(w);
+    if (!w->set->quiet) {
         report_closes(w);
+        tls_worker_report(w);
+    }
     return 0;
 }

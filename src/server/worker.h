@@ -31,9 +31,11 @@ struct worker {
     void *loop_state; /* the io_uring backend's ring and buffers */
     unsigned index;
     int listen_fd;
-    int epfd;       /* the epoll backend's set */
-    int sigfd;      /* TERM, INT, HUP, USR1 */
-    bool listening; /* accepting new connections */
+    int tls_listen_fd;      /* HTTPS (issue 10): -1 without */
+    struct tls_worker *tls; /* the TLS connections' state; NULL without HTTPS */
+    int epfd;               /* the epoll backend's set */
+    int sigfd;              /* TERM, INT, HUP, USR1 */
+    bool listening;         /* accepting new connections */
     bool draining;
     bool exit_now; /* a second TERM/INT */
     int64_t drain_deadline_ms;
@@ -68,8 +70,8 @@ struct worker {
 int worker_run(const struct server *srv, unsigned index);
 
 /* For the backends: a connection accepted on fd (peer may be NULL: asked
- * for lazily), an accept that failed, a signal read from the signalfd. */
-void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer);
+ * for lazily; tls: on the TLS listener), an accept that failed, a signal read from the signalfd. */
+void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls);
 void worker_accept_failed(struct worker *w, int err);
 void worker_signal(struct worker *w, int sig);
 /* Reads the clocks into now_ms/now_sec (and the Date) after a wait. */

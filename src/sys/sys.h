@@ -155,8 +155,9 @@ const char *sys_getenv(const char *name);
 
 /* Reserves n bytes of zeroed, private memory (not touched until used). */
 void *sys_map(size_t n);
-/* Reserves n bytes of zeroed memory shared with the children forked
- * after (MAP_SHARED | MAP_ANONYMOUS): the --status counters. */
+/* Reserves n bytes of zeroed memory shared with the children forked after
+ * (MAP_SHARED | MAP_ANONYMOUS): the --status counters, the TLS ticket keys
+ * and the reloaded certificates the master hands to its workers. */
 void *sys_map_shared(size_t n);
 /* Gives back a sys_map() region (NULL: nothing). */
 void sys_unmap(void *p, size_t n);

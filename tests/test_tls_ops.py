@@ -1,0 +1,294 @@
+# SPDX-License-Identifier: MIT
+"""HTTPS operations through the live process (issue 10): session tickets
+shared by the workers, certificate reload on HUP (with a download in
+flight, and with a broken certificate), --redirect-http, --hsts,
+--tls-only, and the command line's verdicts on bad TLS flags."""
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+import http_raw
+import tlscerts
+from conftest import PITH_BIN, socket_inodes
+from tlsutil import client_ctx, leaf_der, plain_socket, served_cert, tls_args, tls_conn
+
+
+@pytest.fixture(scope="module")
+def pki():
+    from conftest import tls_pki
+
+    return tls_pki()
+
+
+def worker_of(server, conn):
+    """The worker pid that holds conn's connection: the server side's
+    socket inode (its remote port is our local one) among each worker's
+    descriptors. Only lines with the port are parsed: on a busy machine
+    /proc/net/tcp is long."""
+    port = conn.sock.getsockname()[1]
+    needle = ":%04X " % port
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        inodes = set()
+        with open("/proc/%d/net/tcp" % server.pid) as f:
+            for line in f:
+                if needle in line:
+                    x = line.split()
+                    if int(x[2].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(int(x[9]))
+        for pid in server.workers():
+            if socket_inodes(pid) & inodes:
+                return pid
+        time.sleep(0.02)
+    pytest.fail("no worker holds the connection from port %d" % port)
+
+
+def test_a_ticket_resumes_on_another_worker(pith, pki):
+    s = pith(*tls_args(pki), workers=2)
+    assert len(s.wait_workers(2)) == 2
+    ctx = client_ctx(pki)
+    c = tls_conn(s.tls_port, pki, ctx=ctx)
+    assert c.exchange("GET", "/index.html").status == 200  # the ticket comes with it
+    issuer = worker_of(s, c)
+    session = c.sock.session
+    c.close()
+    assert session is not None and session.has_ticket
+    for _ in range(300):
+        c = tls_conn(s.tls_port, pki, ctx=ctx, session=session)
+        try:
+            assert c.exchange("GET", "/index.html").status == 200
+            assert c.sock.session_reused, "the ticket was not accepted"
+            other = worker_of(s, c) != issuer
+        finally:
+            c.close()
+        if other:
+            return
+    pytest.fail("300 connections all landed on the worker that issued the ticket")
+
+
+def test_ticket_keys_rotate_and_the_previous_one_still_resumes(pith, pki):
+    """With a 2 s period (instead of 12 h): a ticket keeps resuming after
+    its key is replaced as the current one, and stops at the rotation after
+    that (a full handshake, never an error)."""
+    s = pith(*tls_args(pki), env={"PITH_TICKET_ROTATE_S": "2"})
+    ctx = client_ctx(pki)
+    with tls_conn(s.tls_port, pki, ctx=ctx) as c:
+        assert c.exchange("GET", "/index.html").status == 200
+        session = c.sock.session
+    t0 = time.monotonic()
+    refused_after = None
+    while time.monotonic() - t0 < 15:
+        with tls_conn(s.tls_port, pki, ctx=ctx, session=session) as c:
+            assert c.exchange("GET", "/index.html").status == 200
+            reused = c.sock.session_reused
+        if not reused:
+            refused_after = time.monotonic() - t0
+            break
+        time.sleep(0.1)
+    assert refused_after is not None, "the ticket still resumed after 15 s"
+    # The key was made at start (before t0); the master replaces it as the
+    # current key by t0 + 2.5 s (its tick is 0.5 s): resuming past that
+    # means the previous key still decrypted.
+    assert refused_after > 2.6, refused_after
+
+
+def serial_of(der):
+    p = subprocess.run(["openssl", "x509", "-inform", "DER", "-noout", "-serial"], input=der,
+                       stdout=subprocess.PIPE, check=True)
+    return int(p.stdout.decode().strip().split("=")[1], 16)
+
+
+@pytest.fixture
+def reloadable(tmp_path, pki):
+    """A certificate and key at paths the test may overwrite, and a second
+    PKI whose ECDSA certificate has another serial."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    shutil.copy(pki["ecdsa"][0], cert)
+    shutil.copy(pki["ecdsa"][1], key)
+    other = tlscerts.make_pki(tmp_path / "pki2", serial_base=5000)
+    return str(cert), str(key), other
+
+
+def wait_for_serial(port, serial, timeout=10):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = serial_of(served_cert(port, "localhost"))
+        if got == serial or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def test_hup_reloads_while_a_download_continues(pith, pki, reloadable, docroot):
+    cert, key, other = reloadable
+    s = pith("--tls-port", "0", "--tls-cert", cert, "--tls-key", key)
+    old_serial = serial_of(leaf_der(pki["ecdsa"][0]))
+    assert serial_of(served_cert(s.tls_port, "localhost")) == old_serial
+    big = open(os.path.join(docroot.root, "big.bin"), "rb").read()
+    # A small receive buffer from the start, so most of the 3 MiB is still
+    # on the server's side when the HUP comes.
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    raw.settimeout(20)
+    raw.connect(("127.0.0.1", s.tls_port))
+    c = http_raw.Conn(0, sock=client_ctx(pki).wrap_socket(raw, server_hostname="localhost"),
+                      timeout=20)
+    # Three pipelined downloads of the 3 MiB file: more than the socket
+    # buffers on both sides hold, so the server is still encrypting with
+    # the old context long after the HUP.
+    c.send(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+    c._fill()  # the download has begun, and waits for us
+    shutil.copy(other["ecdsa"][0], cert)
+    shutil.copy(other["ecdsa"][1], key)
+    s.signal(signal.SIGHUP)
+    new_serial = serial_of(leaf_der(other["ecdsa"][0]))
+    assert wait_for_serial(s.tls_port, new_serial) == new_serial
+    # The downloads in flight finish on the old context, byte-exact.
+    digest = hashlib.sha256(big).digest()
+    for _ in range(3):
+        r = c.read_response()
+        assert r.status == 200 and hashlib.sha256(r.body).digest() == digest
+    c.close()
+    # A verifying client with the new CA is served.
+    with tls_conn(s.tls_port, other, host="a.test") as c2:
+        assert c2.exchange("GET", "/index.html").status == 200
+    assert "TLS certificates and keys reloaded" in s.stderr_text()
+
+
+def test_a_broken_certificate_at_hup_keeps_the_old_one(pith, pki, reloadable):
+    cert, key, other = reloadable
+    s = pith("--tls-port", "0", "--tls-cert", cert, "--tls-key", key)
+    old_serial = serial_of(leaf_der(pki["ecdsa"][0]))
+    with open(cert, "w") as f:
+        f.write("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n")
+    s.signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while "keeping the current TLS certificates" not in s.stderr_text():
+        assert time.monotonic() < deadline, s.stderr_text()
+        time.sleep(0.05)
+    line = [l for l in s.stderr_text().splitlines() if "keeping the current TLS" in l][0]
+    assert cert in line, line  # names the file, and OpenSSL's reason follows
+    # A key that belongs to another certificate is refused the same way.
+    shutil.copy(pki["ecdsa"][0], cert)
+    shutil.copy(other["ecdsa"][1], key)
+    s.signal(signal.SIGHUP)
+    while "key values mismatch" not in s.stderr_text():
+        assert time.monotonic() < deadline + 5, s.stderr_text()
+        time.sleep(0.05)
+    assert serial_of(served_cert(s.tls_port, "localhost")) == old_serial
+    with tls_conn(s.tls_port, pki) as c:
+        assert c.exchange("GET", "/index.html").status == 200
+
+
+# -- --redirect-http, --hsts, --tls-only --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rserver(pith_module, pki):
+    return pith_module(*tls_args(pki, "--redirect-http", "--hsts", "600"))
+
+
+def plain_get(server, target, host):
+    with http_raw.Conn(0, sock=plain_socket(server.http_port)) as c:
+        return c.exchange("GET", target, host=host)
+
+
+def test_redirect_goes_to_the_same_host_and_path_on_the_tls_port(rserver):
+    r = plain_get(rserver, "/a/b.html?x=1&y=%20", "localhost:%d" % rserver.http_port)
+    assert r.status == 308
+    assert r["Location"] == "https://localhost:%d/a/b.html?x=1&y=%%20" % rserver.tls_port
+    assert "Strict-Transport-Security" not in r  # never over plain HTTP
+    r = plain_get(rserver, "/", "127.0.0.1")
+    assert r["Location"] == "https://127.0.0.1:%d/" % rserver.tls_port
+    r = plain_get(rserver, "/", "[::1]:8080")
+    assert r["Location"] == "https://[::1]:%d/" % rserver.tls_port
+
+
+@pytest.mark.parametrize("host", ["evil.example", "localhost.evil.example", "b.test.evil",
+                                  "user@localhost", "local%68ost", "[::2]"])
+def test_redirect_never_points_to_a_host_our_certificates_do_not_name(rserver, host):
+    r = plain_get(rserver, "/", host)
+    assert r.status == 400, (host, r.status)
+    assert "Location" not in r
+
+
+def test_redirect_keeps_the_authority_whatever_the_path(rserver):
+    for path in ("//evil.example/x", "/\\evil.example", "/%2f%2fevil.example"):
+        r = plain_get(rserver, path, "a.test")
+        assert r.status == 308, path
+        loc = r["Location"]
+        assert loc.startswith("https://a.test:%d/" % rserver.tls_port), loc
+        assert "\r" not in loc and "\n" not in loc
+
+
+def test_hsts_on_https_responses(rserver, pki):
+    with tls_conn(rserver.tls_port, pki) as c:
+        r = c.exchange("GET", "/index.html")
+        assert r["Strict-Transport-Security"] == "max-age=600"
+        r = c.exchange("GET", "/no-such-file")
+        assert r.status == 404 and r["Strict-Transport-Security"] == "max-age=600"
+
+
+def test_tls_only_has_no_plain_listener(pith, pki):
+    s = pith(*tls_args(pki, "--tls-only"))
+    assert " on https://127.0.0.1:%d/ (" % s.tls_port in s.start_line, s.start_line
+    assert s.http_port is None and "http://" not in s.start_line
+    with tls_conn(s.tls_port, pki) as c:
+        assert c.exchange("GET", "/index.html").status == 200
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def run_pith(*args):
+    p = subprocess.run([PITH_BIN, "--port", "0", "--tls-port", "0"] + list(args) + ["/"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+    return p.returncode, p.stderr.decode()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--tls-cert", "c.pem"], "in pairs"),
+    (["--tls-key", "k.pem"], "in pairs"),
+    (["--tls-only"], "--tls-only needs --tls-cert"),
+    (["--redirect-http"], "--redirect-http needs --tls-cert"),
+    (["--hsts", "600"], "--hsts needs --tls-cert"),
+    (["--hsts", "0", "--tls-cert", "c", "--tls-key", "k"], "--hsts: '0'"),
+    (["--tls-port", "70000"], "--tls-port: '70000'"),
+    (["--timeout-handshake", "0"], "--timeout-handshake: '0'"),
+    (["--tls-cert", "c", "--tls-key", "k", "--tls-only", "--redirect-http"], "--tls-only drops"),
+])
+def test_bad_tls_flags_exit_2_with_one_line(args, needle):
+    rc, err = run_pith(*args)
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_unreadable_or_mismatched_files_exit_1_naming_the_file(pki, tmp_path):
+    missing = str(tmp_path / "missing.pem")
+    rc, err = run_pith("--tls-cert", missing, "--tls-key", pki["ecdsa"][1])
+    assert rc == 1 and missing in err and "No such file" in err, err
+    rc, err = run_pith("--tls-cert", pki["ecdsa"][0], "--tls-key", pki["rsa"][1])
+    assert rc == 1 and pki["rsa"][1] in err and "RSA key" in err, err
+    other = tlscerts.make_pki(tmp_path / "o", serial_base=7000)
+    rc, err = run_pith("--tls-cert", pki["ecdsa"][0], "--tls-key", other["ecdsa"][1])
+    assert rc == 1 and other["ecdsa"][1] in err and "key values mismatch" in err, err
+    rc, err = run_pith("--tls-cert", pki["ecdsa"][1], "--tls-key", pki["ecdsa"][1])
+    assert rc == 1 and "no certificate" in err, err
+    assert all(len(e.splitlines()) == 1 for e in [err])
+
+
+def test_help_and_man_page_name_the_tls_flags():
+    out = subprocess.run([PITH_BIN, "--help"], stdout=subprocess.PIPE).stdout.decode()
+    man = open(os.path.join(os.path.dirname(PITH_BIN), "docs", "pith.1")).read() \
+        if os.path.exists(os.path.join(os.path.dirname(PITH_BIN), "docs", "pith.1")) else None
+    for flag in ("--tls-cert", "--tls-key", "--tls-port", "--tls-only", "--redirect-http",
+                 "--hsts", "--timeout-handshake"):
+        assert flag in out
+        if man is not None:
+            assert flag.replace("-", "\\-") in man or flag in man, flag
