@@ -230,9 +230,6 @@ static const struct option options[] = {
     {"unix-mode", 0, true, K_UNIX_MODE}, /* production (issue 13, opssys) */
     {"unix-owner", 0, true, K_UNIX_OWNER},
     {"check", 0, false, K_CHECK},
-    return CONFIG_RUN;
-}
-
     {"tls-cert", 0, true, K_TLS_CERT},
     {"tls-key", 0, true, K_TLS_KEY},
     {"tls-port", 0, true, K_TLS_PORT},
@@ -488,6 +485,52 @@ static enum config_verdict check_site_flags(struct parser *ps)
     return CONFIG_RUN;
 }
 
+/* HTTPS (issue 10): its flags, and the checks that need all of them. */
+static enum config_verdict apply_tls_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    bool ok = true;
+    switch (o->kind) {
+    case K_TLS_CERT:
+    case K_TLS_KEY: {
+        bool cert = o->kind == K_TLS_CERT;
+        unsigned *n = cert ? &c->ntls_cert : &c->ntls_key;
+        if (!nonempty(ps, o->name, v))
+            return CONFIG_USAGE;
+        if (*n == CONFIG_TLS_PAIRS_MAX)
+            return fail(ps, "--", o->name, ": more than 8 certificate/key pairs");
+        (cert ? c->tls_cert : c->tls_key)[(*n)++] = v;
+        break;
+    }
+    case K_TLS_PORT: ok = number(ps, o->name, v, 0, 65535, &c->tls_port); break;
+    case K_HSTS: ok = number(ps, o->name, v, 1, 63072000, &c->hsts); break;
+    case K_T_HANDSHAKE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_handshake); break;
+    case K_TLS_ONLY: c->tls_only = true; break;
+    case K_REDIRECT_HTTP: c->redirect_http = true; break;
+    default: break;
+    }
+    return ok ? CONFIG_RUN : CONFIG_USAGE;
+}
+
+static enum config_verdict check_tls(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    if (c->ntls_cert != c->ntls_key)
+        return fail(ps, "--tls-cert and --tls-key must come in pairs (one key per certificate)", "",
+                    "");
+    if (c->ntls_cert == 0 && (c->tls_only || c->redirect_http || c->hsts))
+        return fail(ps,
+                    c->tls_only        ? "--tls-only"
+                    : c->redirect_http ? "--redirect-http"
+                                       : "--hsts",
+                    " needs --tls-cert and --tls-key", "");
+    if (c->tls_only && c->redirect_http)
+        return fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "", "");
+    if (c->ntls_cert && !c->tls_only && c->port == c->tls_port && c->port != 0)
+        return fail(ps, "--port and --tls-port must differ", "", "");
+    return CONFIG_RUN;
+}
+
 static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
 {
     struct config *c = ps->cfg;
@@ -558,8 +601,14 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_UNIX_MODE:
     case K_UNIX_OWNER:
     case K_CHECK: ok = apply_production_flag(ps, o, v); break;
+    case K_TLS_CERT:
+    case K_TLS_KEY:
+    case K_TLS_PORT:
+    case K_TLS_ONLY:
+    case K_REDIRECT_HTTP:
+    case K_HSTS:
+    case K_T_HANDSHAKE: return apply_tls_flag(ps, o, v);
     default: return apply_site_flag(ps, o, v);
-    default: break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -598,7 +647,6 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->timeout_send = 30;
     c->grace = 10;
     c->unix_mode = 0666;
-    if (v == CONFIG_RUN)
     c->tls_port = 8443;
     c->timeout_handshake = 10;
 }
@@ -671,6 +719,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
         v = check_opsnet(&ps);
     if (v == CONFIG_RUN)
         v = check_site_flags(&ps);
+    if (v == CONFIG_RUN)
         v = check_tls(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
