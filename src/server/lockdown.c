@@ -76,6 +76,7 @@ static const struct lockdown_syscall epoll_table[] = {
  * loop_uring.c); only sendfile and the wait itself are system calls. */
 static const struct lockdown_syscall uring_table[] = {
     ALLOW(io_uring_enter, "submitting and reaping the ring's operations"),
+    ALLOW(sendto, "HTTPS: the plain-text 400 to plain HTTP on the TLS port, sent at once"),
 };
 
 #define SYSCALLS_MAX 128
