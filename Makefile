@@ -169,8 +169,11 @@ build/bench/donothing: bench/donothing.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
 
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
+# (--quick: a few seconds). The HTTPS matrix (bench/results/RESULTS-https.md)
+# follows the plain one.
 bench: pith build/bench/donothing
 	bench/run $(BENCH_ARGS)
+	bench/run --https $(BENCH_ARGS)
 
 # Mutation campaign over src/core and src/server, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
