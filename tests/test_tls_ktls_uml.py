@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: MIT
+"""Kernel TLS, verified for real: pith serves HTTPS inside user-mode Linux
+(Debian's user-mode-linux, Linux 6.1, booted by scripts/uml-run with the tls
+module and its ciphers loaded), on the event loop of this pass (both when
+PITH_IO is unset: `make test-ktls`), for TLS 1.2 and 1.3 with AES-GCM and
+ChaCha20-Poly1305. The host's own kernel may have no tls module at all.
+
+One guest boot per module runs tests/tls_ktls_guest.py, which starts pith,
+talks to it with Python's ssl module and records what it saw: the
+negotiated cipher, every response's status, headers and body digest, and
+/proc/net/tls_stat before and after each connection. The tests here judge
+that record against the files on the host: a 3 MiB body, a Range, a HEAD,
+keep-alive and three pipelined requests, byte for byte; and that the
+kernel's software TLS counters rose, so kernel TLS carried the bytes
+(TlsTxSw: a socket switched to kernel TLS for sending; TlsRxSw: for
+receiving, which OpenSSL 3.0 offers for TLS 1.2 only).
+
+Where user-mode Linux cannot run (not installed, or the guest does not
+boot), the module is skipped with scripts/uml-run's reason; CI installs it
+(scripts/deps) and must run it. The ASan build is skipped: its shadow memory
+lies beyond the guest's 512 GiB user address space.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+
+import pytest
+
+import tlscerts
+from conftest import PITH_BIN, PITH_IO, REPO
+from tls_ktls_guest import CASES, PIPELINED_FROM, REQUESTS
+
+UML_RUN = os.path.join(REPO, "scripts", "uml-run")
+GUEST = os.path.join(REPO, "tests", "tls_ktls_guest.py")
+LOOPS = [PITH_IO] if PITH_IO else ["epoll", "uring"]
+BIG = 3 * 1024 * 1024
+GUEST_TIMEOUT = 420  # boot, then 6 cases per loop under ptrace; ~25 s per loop idle
+
+
+def _sanitized_build():
+    try:
+        with open(PITH_BIN, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def guest(tmp_path_factory):
+    """The guest's record, and the files it was served."""
+    if _sanitized_build():
+        pytest.skip("the ASan build cannot run in user-mode Linux: ASan's shadow memory "
+                    "lies beyond the guest's 512 GiB user address space")
+    base = tmp_path_factory.mktemp("ktls")
+    pki_dir = base / "pki"
+    pki_dir.mkdir()
+    pki = tlscerts.make_pki(str(pki_dir))
+    root = base / "root"
+    root.mkdir()
+    files = {"/big.bin": os.urandom(BIG), "/small.txt": b"small file over TLS\n" * 101}
+    for name, data in files.items():
+        (root / name.lstrip("/")).write_bytes(data)
+    out = base / "result.json"
+    cert, key = pki["ecdsa"]
+    argv = [UML_RUN, "--timeout", str(GUEST_TIMEOUT), "--", "/usr/bin/python3", GUEST, "pith",
+            "--bin", PITH_BIN, "--loops", ",".join(LOOPS), "--root", str(root),
+            "--cert", cert, "--key", key, "--ca", pki["ca"], "--out", str(out)]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=GUEST_TIMEOUT + 30)
+    if p.returncode == 77:
+        why = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "no reason given"
+        pytest.skip("user-mode Linux cannot run here: %s"
+                    % why.replace("uml-run: user-mode Linux cannot run here: ", ""))
+    assert p.returncode == 0 and out.exists(), (
+        "scripts/uml-run exited %d\nstdout:\n%s\nstderr:\n%s"
+        % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
+    with open(out) as f:
+        record = json.load(f)
+    record["files"] = files
+    return record
+
+
+def _loop(guest, loop):
+    r = guest["loops"][loop]
+    assert r["listening"], "pith did not listen on the TLS port in the guest: %s\nstderr:\n%s" % (
+        " ".join(r["argv"]), r["stderr"])
+    return r
+
+
+def _case(guest, loop, version, cipher):
+    r = _loop(guest, loop)
+    c = r["cases"]["%s %s" % (version, cipher)]
+    assert c["rc"] == 0, "the client failed:\n%s\npith's stderr:\n%s" % (c["stderr"], r["stderr"])
+    return c
+
+
+def _expected(files, method, path, rng):
+    """(status, body) that a correct server sends for the request."""
+    data = files[path]
+    if rng is None:
+        return 200, b"" if method == "HEAD" else data
+    first, last = rng[len("bytes="):].split("-")
+    if first == "":
+        return 206, data[-int(last):]
+    return 206, data[int(first):int(last) + 1]
+
+
+CASE_IDS = ["%s-%s" % c for c in CASES]
+
+
+def test_rig_kernel_offloads_openssl_s_server(guest):
+    # The rig itself, without pith: if this fails, the guest (modules,
+    # kernel, OpenSSL) is at fault, not pith.
+    s = guest["standin"]
+    assert s.get("listening") and "error" not in s, s
+    assert s["head"].startswith("HTTP/1.0 200"), s
+    assert s["sha256"] == hashlib.sha256(guest["files"]["/big.bin"]).hexdigest(), (
+        "openssl s_server's body differs (%d bytes)" % s["length"])
+    before, after = s["stat_before"], s["stat_after"]
+    assert after["TlsTxSw"] > before["TlsTxSw"] and after["TlsRxSw"] > before["TlsRxSw"], (before,
+                                                                                           after)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_pith_starts_with_kernel_tls_and_stops_cleanly(guest, loop):
+    r = _loop(guest, loop)
+    assert r["exit"] == 0, "pith exited %r\n%s" % (r["exit"], r["stderr"])
+    for bad in ("was killed by signal", "exited with status", "AddressSanitizer", "runtime error:"):
+        assert bad not in r["stderr"], r["stderr"]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("version,cipher", CASES, ids=CASE_IDS)
+def test_bodies_are_byte_exact(guest, loop, version, cipher):
+    c = _case(guest, loop, version, cipher)
+    assert (c["version"], c["cipher"]) == (version, cipher)
+    assert c["alpn"] == "http/1.1"
+    assert len(c["responses"]) == len(REQUESTS)
+    for i, ((method, path, rng), got) in enumerate(zip(REQUESTS, c["responses"])):
+        where = "request %d (%s %s%s%s)" % (i, method, path, " Range: " + rng if rng else "",
+                                            ", pipelined" if i >= PIPELINED_FROM else "")
+        status, body = _expected(guest["files"], method, path, rng)
+        assert got["status"] == status, where
+        assert got["length"] == len(body), where
+        assert got["sha256"] == hashlib.sha256(body).hexdigest(), where + ": the body differs"
+        size = len(guest["files"][path])
+        if method == "HEAD":
+            assert got["headers"].get("content-length") == str(size), where
+        elif rng:
+            first = size - len(body) if rng.startswith("bytes=-") else int(rng[6:].split("-")[0])
+            assert got["headers"].get("content-range") == "bytes %d-%d/%d" % (
+                first, first + len(body) - 1, size), where
+        assert got["headers"].get("connection", "").lower() != "close", where
+    assert c["leftover"] == 0, "bytes after the last response"
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("version,cipher", CASES, ids=CASE_IDS)
+def test_kernel_tls_sent_the_bytes(guest, loop, version, cipher):
+    c = _case(guest, loop, version, cipher)
+    before, after = c["stat_before"], c["stat_after"]
+    assert after["TlsTxSw"] > before["TlsTxSw"], (
+        "no socket switched to kernel TLS for sending (TlsTxSw %d -> %d); pith's stderr:\n%s"
+        % (before["TlsTxSw"], after["TlsTxSw"], guest["loops"][loop]["stderr"]))
+    assert after["TlsDecryptError"] == before["TlsDecryptError"]
+
+
+TLS12 = [c for c in CASES if c[0] == "TLSv1.2"]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("version,cipher", TLS12, ids=["%s-%s" % c for c in TLS12])
+def test_kernel_tls_received_tls12(guest, loop, version, cipher):
+    # OpenSSL 3.0 offloads receiving for TLS 1.2 (not 1.3) when the SSL's
+    # read BIO is the socket itself; `openssl s_server` with Options = KTLS
+    # does it in the same guest.
+    c = _case(guest, loop, version, cipher)
+    before, after = c["stat_before"], c["stat_after"]
+    assert after["TlsRxSw"] > before["TlsRxSw"], (
+        "no socket switched to kernel TLS for receiving (TlsRxSw %d -> %d)"
+        % (before["TlsRxSw"], after["TlsRxSw"]))
