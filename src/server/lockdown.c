@@ -46,6 +46,9 @@ static const struct lockdown_syscall common[] = {
     ALLOW(shutdown, "the write side ends before a lingering close"),
     ALLOW(clock_gettime, "the clock, when the vDSO cannot answer"),
     ALLOW(gettimeofday, "the clock, when the vDSO cannot answer"),
+#ifdef __NR_time
+    ALLOW(time, "the clock, when the vDSO cannot answer (OpenSSL's time(); user-mode Linux)"),
+#endif
     ALLOW(getpid, "the error log's [pid]"),
     ALLOW(getrandom, "multipart/byteranges boundaries; OpenSSL (HTTPS)'s random numbers"),
     ALLOW(exit_group, "the end of a worker"),
