@@ -80,6 +80,7 @@ static const struct lockdown_syscall epoll_table[] = {
 static const struct lockdown_syscall uring_table[] = {
     ALLOW(io_uring_enter, "submitting and reaping the ring's operations"),
     ALLOW(sendto, "HTTPS: the plain-text 400 to plain HTTP on the TLS port, sent at once"),
+    ALLOW(sendmsg, "HTTPS with kernel TLS: OpenSSL's own records (tickets, alerts) with a cmsg"),
 };
 
 #define SYSCALLS_MAX 128
