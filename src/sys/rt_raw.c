@@ -237,6 +237,28 @@ int strcmp(const char *a, const char *b)
     return (unsigned char)*a - (unsigned char)*b;
 }
 
+int strncmp(const char *a, const char *b, size_t n)
+{
+    for (; n && *a && *a == *b; n--)
+        a++, b++;
+    return n ? (unsigned char)*a - (unsigned char)*b : 0;
+}
+
+char *strcpy(char *restrict d, const char *restrict s)
+{
+    return memcpy(d, s, strlen(s) + 1);
+}
+
+char *strrchr(const char *s, int c)
+{
+    const char *last = NULL;
+    do
+        if (*s == (char)c)
+            last = s;
+    while (*s++);
+    return (char *)last;
+}
+
 size_t strcspn(const char *s, const char *reject)
 {
     size_t n = 0;
