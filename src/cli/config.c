@@ -596,6 +596,9 @@ void settings_from_config(const struct config *cfg, struct settings *out)
                span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
     out->precompressed = !off;
     out->precompressed_dir = off ? NULL : cfg->precompressed;
+#ifdef PITH_TINY
+    out->precompressed = false; /* left out of pith-tiny: not even beside the files */
+#endif
     opsnet_settings(cfg, out);
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
