@@ -195,7 +195,8 @@ static const struct {
     {"timeout-handshake", "TLS needs OpenSSL"},
     {"hsts", "TLS needs OpenSSL"},
     {"redirect-http", "TLS needs OpenSSL"},
-    {"precompressed", "precompressed variants need zlib, brotli and zstd"},
+    {"precompressed",
+     "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
 };
 
 static const char *tiny_refuses(struct span name)
