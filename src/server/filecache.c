@@ -118,7 +118,7 @@ static void bytes_free(struct filecache *fc, int *fd, char **body, uint8_t body_
 static void entry_free(struct filecache *fc, struct fc_entry *e)
 {
     bytes_free(fc, &e->fd, &e->body, e->body_class);
-    for (int c = 0; c < AE_CODINGS; c++)
+    for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++)
         bytes_free(fc, &e->var[c].fd, &e->var[c].body, e->var[c].body_class);
     e->in_use = false;
     fc->count--;
@@ -361,7 +361,7 @@ static bool fds_make_room(struct filecache *fc, uint32_t need)
          e != &fc->lru && fc->fds + need > fc->cfg.entries;) {
         struct fc_entry *prev = e->lru_prev;
         bool holds = e->fd >= 0;
-        for (int c = 0; c < AE_CODINGS; c++)
+        for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++)
             holds = holds || e->var[c].fd >= 0;
         if (e->in_use && e->refs == 0 && holds)
             entry_drop(fc, e);
@@ -389,7 +389,7 @@ static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t nee
         fc->fds += need;
         return true;
     }
-    for (int c = 0; c < AE_CODINGS; c++) {
+    for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++) {
         struct fc_variant *v = &e->var[c];
         if (v->fd >= 0)
             sys_close(v->fd);
