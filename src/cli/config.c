@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "core/glob.h"
 #include "core/netaddr.h"
+#include "server/filecache.h"
 #include "server/server.h"
 
 static const char usage[] =
@@ -595,11 +596,8 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     /* precompressed variants (issue 11): "off", a mirror tree, or beside. */
     bool off = cfg->precompressed &&
                span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
-    out->precompressed = !off;
+    out->precompressed = !off && FILECACHE_VARIANTS; /* pith-tiny: none, not even beside */
     out->precompressed_dir = off ? NULL : cfg->precompressed;
-#ifdef PITH_TINY
-    out->precompressed = false; /* left out of pith-tiny: not even beside the files */
-#endif
     opsnet_settings(cfg, out);
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
