@@ -6,6 +6,7 @@
  * %llu, %o with a zero-padded width, and %%. An unknown conversion is
  * copied as it stands, never guessed at.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,9 @@ int vsnprintf(char *out, size_t cap, const char *fmt, va_list ap)
         case 'c': out_char(&o, (char)va_arg(ap, int)); break;
         case '%': out_char(&o, '%'); break;
         case 'd': {
-            long long v = longs ? va_arg(ap, long) : va_arg(ap, int);
+            long long v = longs >= 2   ? va_arg(ap, long long)
+                          : longs == 1 ? va_arg(ap, long)
+                                       : va_arg(ap, int);
             out_num(&o, v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v, 10, width,
                     v < 0);
             break;
@@ -106,7 +109,7 @@ int snprintf(char *out, size_t cap, const char *fmt, ...)
 
 static int vwrite_to(FILE *f, const char *fmt, va_list ap)
 {
-    char line[1024];
+    char line[PATH_MAX + 256]; /* a message may carry a whole path */
     int n = vsnprintf(line, sizeof line, fmt, ap);
     size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     sys_write((int)(long)f, line, len);
