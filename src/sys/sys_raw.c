@@ -239,13 +239,15 @@ static long set_int(int fd, int level, int name, int v)
  * is kept here for that. The cost: during a graceful stop this copy keeps
  * the port open, so new connections wait in the backlog until the master
  * exits instead of being refused. PITH_NO_REUSEPORT=1 takes this path on
- * any kernel, so the tests exercise it. */
-static int shared_listener = -1;
+ * any kernel, so the tests exercise it. Kept as fd + 1 (0: none), so that
+ * pith-tiny has no initialized data: a .data section of 4 bytes costs a
+ * page-aligned segment, up to 4 KiB of the file. */
+static int shared_listener_1;
 
 int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backlog, bool share)
 {
-    if (share && shared_listener >= 0)
-        return (int)SC3(fcntl, shared_listener, F_DUPFD_CLOEXEC, 0);
+    if (share && shared_listener_1 > 0)
+        return (int)SC3(fcntl, shared_listener_1 - 1, F_DUPFD_CLOEXEC, 0);
     int fd = (int)SC3(socket, addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fd;
@@ -266,8 +268,8 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
         r = SC3(bind, fd, addr, len);
     if (r >= 0)
         r = SC2(listen, fd, backlog);
-    if (r >= 0 && one_socket)
-        r = shared_listener = (int)SC3(fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    if (r >= 0 && one_socket && (r = SC3(fcntl, fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        shared_listener_1 = (int)r + 1;
     if (r < 0) {
         sys_close(fd);
         return (int)r;
