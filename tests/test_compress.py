@@ -24,6 +24,8 @@ import pytest
 
 from conftest import PITH_BIN, SANITIZER_RE, run_pith
 
+pytestmark = pytest.mark.full_only("pith compress (zlib, brotli and zstd)")
+
 CODECS = {"br": ".br", "zstd": ".zst", "gzip": ".gz"}
 SUFFIXES = tuple(CODECS.values())
 WORDS = ("static file server pith request response header body cache variant brotli zstd "

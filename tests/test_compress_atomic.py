@@ -15,6 +15,9 @@ import threading
 from conftest import run_pith
 import http_raw
 from test_compress import text
+import pytest
+
+pytestmark = pytest.mark.full_only("pith compress (zlib, brotli and zstd)")
 
 ROUNDS = 8
 SIZE = 300 * 1024

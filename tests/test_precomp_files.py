@@ -17,6 +17,8 @@ import pytest
 from conftest import PITH_BIN
 from precomp_util import SUFFIX, make_variant, need_tools, read, text
 
+pytestmark = pytest.mark.full_only("precompressed variants (left out of pith-tiny)")
+
 POLL_S = 5.0
 
 

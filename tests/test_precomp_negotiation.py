@@ -16,6 +16,8 @@ import pytest
 
 from precomp_util import SUFFIX, decode, make_variant, need_tools, read, text
 
+pytestmark = pytest.mark.full_only("precompressed variants (left out of pith-tiny)")
+
 BR, ZSTD, GZIP, ID = "br", "zstd", "gzip", None
 NA = 406
 

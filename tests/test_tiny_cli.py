@@ -76,3 +76,21 @@ def test_listeners_with_and_without_reuseport(docroot, reuseport):
             assert s.get("/").status == 200
     finally:
         assert s.stop() == []
+
+
+def test_variants_beside_files_not_served(tmp_path):
+    # The full build serves F.gz/F.br/F.zst beside F by default; pith-tiny
+    # leaves precompressed variants out, so it answers with F itself and
+    # says nothing of encodings (no Content-Encoding, no Vary).
+    (tmp_path / "a.txt").write_bytes(b"plain text\n" * 100)
+    for suffix in (".gz", ".br", ".zst"):
+        (tmp_path / ("a.txt" + suffix)).write_bytes(b"not the file")
+    s = PithServer(str(tmp_path)).start()
+    try:
+        r = s.get("/a.txt", headers=[("Accept-Encoding", "br, gzip, zstd")])
+        assert r.status == 200 and r.body == b"plain text\n" * 100, r
+        assert r.get("Content-Encoding") is None and r.get("Vary") is None, r.head_raw
+        r = s.get("/a.txt", headers=[("Accept-Encoding", "br;q=1, identity;q=0")])
+        assert r.status == 200 and r.body == b"plain text\n" * 100, r  # never a 406
+    finally:
+        assert s.stop() == []

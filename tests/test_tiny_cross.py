@@ -158,3 +158,94 @@ def test_header_timeout(tiny):
         assert r.status == 408 and r["Connection"].lower() == "close", r
         assert HEADER_TIMEOUT - 0.3 <= took <= HEADER_TIMEOUT + 4, took
         assert c.wait_closed(5.0) == b""
+
+
+# ---- what the merged production features add, each library-free ---------------
+# A Unix socket (AF_UNIX, umask, fchmodat), --status (a MAP_SHARED counter
+# block: 64-bit counters, in two halves on mips), socket activation (the
+# SO_TYPE/SO_ACCEPTCONN numbers differ on mips) and --check.
+
+def _start(argv, pass_fd=None, env=None, timeout=30.0):
+    """Starts argv with stderr to a file; returns (proc, stderr path) once
+    the start line is there. pass_fd: a socket put at descriptor 3 with
+    LISTEN_FDS=1 and LISTEN_PID = the pid that execs (qemu-user runs the
+    guest in its own process)."""
+    import subprocess
+    import tempfile
+    err = tempfile.NamedTemporaryFile(prefix="pith-cross-", suffix=".err", delete=False)
+    if pass_fd is not None:
+        argv = ["/bin/sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh"] + argv
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                         env=dict(os.environ, **(env or {})), start_new_session=True,
+                         pass_fds=(3,) if pass_fd is not None else (),
+                         preexec_fn=(lambda: os.dup2(pass_fd, 3)) if pass_fd is not None else None)
+    deadline = time.monotonic() + timeout
+    while True:
+        text = open(err.name, errors="replace").read()
+        if " serving " in text:
+            return p, err.name
+        assert p.poll() is None, "exited %s: %s" % (p.returncode, text)
+        assert time.monotonic() < deadline, "no start line: %s" % text
+        time.sleep(0.05)
+
+
+def _stop(p):
+    import signal
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) == 0
+
+
+def _get(sock, target):
+    sock.settimeout(20)
+    sock.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_unix_socket_status_and_check(arch, root, tmp_path):
+    import subprocess
+    argv = _binary(arch)
+    path = str(tmp_path / "pith.sock")
+    c = subprocess.run(argv + ["--check", "--addr", "unix:" + path, str(root[0])],
+                       capture_output=True, text=True, timeout=30)
+    assert c.returncode == 0 and "http://unix:%s:/ (mode 0666" % path in c.stdout, c
+    p, errpath = _start(argv + ["--addr", "unix:" + path, "--workers", "1", "--status",
+                                "127.0.0.1:0", str(root[0])])
+    try:
+        assert oct(os.stat(path).st_mode & 0o777) == "0o666"
+        for _ in range(3):
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
+                assert _get(s, b"/a.txt").endswith(b"\r\n\r\nhello, tiny world\n")
+        status = open(errpath).read().split("status on http://127.0.0.1:")[1]
+        port = int(status.split("/")[0])
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            metrics = _get(s, b"/metrics").decode()
+        assert metrics.startswith("HTTP/1.1 200"), metrics
+        got = sum(int(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                  if line.startswith("pith_requests_total{"))
+        assert got == 3, metrics
+    finally:
+        _stop(p)
+    assert not os.path.exists(path)  # removed at exit
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_socket_activation(arch, root):
+    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(16)
+    port = lsock.getsockname()[1]
+    p, errpath = _start(_binary(arch) + ["--workers", "1", str(root[0])], pass_fd=lsock.fileno())
+    lsock.close()
+    try:
+        assert "socket activation" in open(errpath).read()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            assert _get(s, b"/a.txt").endswith(b"\r\n\r\nhello, tiny world\n")
+    finally:
+        _stop(p)

@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "core/glob.h"
 #include "core/netaddr.h"
+#include "server/filecache.h"
 #include "server/server.h"
 
 static const char usage[] =
@@ -256,7 +257,8 @@ static const struct {
     {"timeout-handshake", "TLS needs OpenSSL"},
     {"hsts", "TLS needs OpenSSL"},
     {"redirect-http", "TLS needs OpenSSL"},
-    {"precompressed", "precompressed variants need zlib, brotli and zstd"},
+    {"precompressed",
+     "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
 };
 
 static const char *tiny_refuses(struct span name)
@@ -764,7 +766,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     /* precompressed variants (issue 11): "off", a mirror tree, or beside. */
     bool off = cfg->precompressed &&
                span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
-    out->precompressed = !off;
+    out->precompressed = !off && FILECACHE_VARIANTS; /* pith-tiny: none, not even beside */
     out->precompressed_dir = off ? NULL : cfg->precompressed;
     opsnet_settings(cfg, out);
     /* HTTPS (issue 10) */

@@ -6,8 +6,8 @@
  * worker exists, with a one-line message and the documented exit code:
  * 0 success, 1 runtime failure (missing root, busy port), 2 bad usage.
  */
-#include "cli/compress.h"
 #include "cli/check.h"
+#include "cli/compress.h"
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"

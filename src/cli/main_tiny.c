@@ -1,80 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main_tiny.c - pith-tiny's entry point: main.c's start-up without stdio
- * and without io_uring. The same checks in the same order, with the same
+ * main_tiny.c - pith-tiny's entry point: main.c's start-up without io_uring,
+ * precompressed variants and `pith compress`, its messages written with
+ * pith-tiny's small printf (src/sys/fmt_raw.c). The same checks in the same order, with the same
  * one-line messages and exit codes (0 success, 1 runtime failure, 2 usage),
  * so the shared test suite cannot tell the builds apart at start. Flags
  * that need a library are refused in config.c (PITH_TINY) with exit 2.
  * Keep it in step with main.c.
  */
+#include "cli/check.h"
 #include "cli/config.h"
+#include "cli/sockets.h"
 #include "core/bytes.h"
 #include "server/log.h"
 #include "server/master.h"
 #include "server/pool.h"
 #include "server/server.h"
+#include "server/stats.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* One message line, built piece by piece (there is no printf). */
-static char msg_line[1024];
-static struct buf msg = {msg_line, 0, sizeof msg_line - 1, false};
-
-static void put(const char *s)
-{
-    buf_put_cstr(&msg, s);
-}
-
-static void put_u(uint64_t v)
-{
-    buf_put_u64(&msg, v);
-}
-
-static void put_err(int err)
-{
-    const char *d = strerrordesc_np(-err);
-    put(d ? d : "Unknown error");
-}
-
-/* Writes the line so far to fd and starts a new one. */
-static void flush_to(int fd)
-{
-    sys_write(fd, msg_line, msg.len);
-    msg.len = 0;
-}
 
 _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
 {
-    char text[512];
-    struct buf b = buf_make(text, sizeof text - 1);
-    buf_put_cstr(&b, "assertion failed at ");
-    buf_put_cstr(&b, file);
-    buf_put_char(&b, ':');
-    buf_put_u64(&b, (uint64_t)line);
-    buf_put_cstr(&b, ": ");
-    buf_put_cstr(&b, expr);
-    text[b.len] = '\0';
-    log_error(text);
-    sys_signal_default(SIGABRT);
+    char msg[512];
+    snprintf(msg, sizeof msg, "assertion failed at %s:%d: %s", file, line, expr);
+    log_error(msg);
+    sys_signal_default(SIGABRT); /* abort(), without a libc */
     sys_kill(sys_getpid(), SIGABRT);
     sys_exit(134);
 }
 
 static int fail(const char *what, const char *detail, int err)
 {
-    put("pith: ");
-    put(what);
-    put(detail);
-    if (err) {
-        put(": ");
-        put_err(err);
-    }
-    put("\n");
-    flush_to(2);
+    if (err)
+        fprintf(stderr, "pith: %s%s: %s\n", what, detail, strerrordesc_np(-err));
+    else
+        fprintf(stderr, "pith: %s%s\n", what, detail);
     return 1;
 }
 
@@ -83,12 +50,7 @@ static int open_root(const struct config *cfg, struct server *s)
     const char *root = cfg->root;
     int fd = sys_open_dir(root);
     if (fd < 0) {
-        put("pith: cannot serve '");
-        put(root);
-        put("': ");
-        put_err(fd);
-        put("\n");
-        flush_to(2);
+        fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
         return 1;
     }
     s->root_fd = fd;
@@ -102,7 +64,9 @@ static int open_root(const struct config *cfg, struct server *s)
     return 0;
 }
 
-/* As main.c: a probe socket that does not share the port. */
+/* Checks the port is free with a socket that does not share it: an
+ * SO_REUSEPORT bind would otherwise silently join another server's port.
+ * Returns the port (the kernel's pick for port 0) or a negative errno. */
 static int probe_port(struct sockaddr_storage *addr, socklen_t len)
 {
     int fd = sys_listen_tcp(addr, len, 1, false);
@@ -113,29 +77,13 @@ static int probe_port(struct sockaddr_storage *addr, socklen_t len)
     return port;
 }
 
-static int cannot_listen(const char *host, unsigned port, int err)
-{
-    put("pith: cannot listen on ");
-    put(host);
-    put(" port ");
-    put_u(port);
-    put(": ");
-    put_err(err);
-    put("\n");
-    flush_to(2);
-    return 1;
-}
-
 static int bind_listeners(const struct config *cfg, struct server *s)
 {
     struct sockaddr_storage addr;
     socklen_t len;
     const char *text = cfg->addr ? cfg->addr : "::";
     if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
-        put("pith: --addr: '");
-        put(text);
-        put("' is not a numeric IPv4 or IPv6 address\n");
-        flush_to(2);
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
         return 2;
     }
     int port = probe_port(&addr, len);
@@ -147,14 +95,11 @@ static int bind_listeners(const struct config *cfg, struct server *s)
     char host[64];
     sys_addr_text(&addr, host, sizeof host);
     if (port < 0) {
-        if (port != -EADDRINUSE)
-            return cannot_listen(host, cfg->port, port);
-        put("pith: port ");
-        put_u(cfg->port);
-        put(" is already in use on ");
-        put(host);
-        put("\n");
-        flush_to(2);
+        if (port == -EADDRINUSE)
+            fprintf(stderr, "pith: port %u is already in use on %s\n", cfg->port, host);
+        else
+            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg->port,
+                    strerrordesc_np(-port));
         return 1;
     }
     sys_parse_addr(host, (unsigned)port, &addr, &len);
@@ -162,47 +107,49 @@ static int bind_listeners(const struct config *cfg, struct server *s)
     s->listen_len = len;
     for (unsigned i = 0; i < cfg->workers; i++) {
         int fd = sys_listen_tcp(&addr, len, 4096, true);
-        if (fd < 0)
-            return cannot_listen(host, (unsigned)port, fd);
+        if (fd < 0) {
+            fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
+                    strerrordesc_np(-fd));
+            return 1;
+        }
         s->listen_fds[i] = fd;
         s->nlisten = i + 1;
     }
-    struct buf u = buf_make(s->url, sizeof s->url - 1);
-    buf_put_cstr(&u, "http://");
-    buf_put_cstr(&u, host);
-    buf_put_char(&u, ':');
-    buf_put_u64(&u, (uint64_t)port);
-    buf_put_char(&u, '/');
-    s->url[u.len] = '\0';
+    snprintf(s->url, sizeof s->url, "http://%s:%d/", host, port);
     return 0;
 }
 
 #define NOFILE_MARGIN 64 /* as main.c */
 
+static uint64_t nofile_need(const struct settings *set)
+{
+    return (uint64_t)set->max_conns + set->cache_entries + NOFILE_MARGIN;
+}
+
+/* Raises RLIMIT_NOFILE towards what a worker may use, and says which flags
+ * to lower (exit 2) when even what it needs does not fit: a shortfall found
+ * now is a clear message; found later, it would be 503s and accept pauses. */
 static int check_nofile(const struct settings *set)
 {
-    uint64_t need = (uint64_t)set->max_conns + set->cache_entries + NOFILE_MARGIN;
-    uint64_t cur = 0, max = 0;
+    uint64_t need = nofile_need(set), cur = 0, max = 0;
     int r = sys_nofile_limit(need + set->max_conns, &cur, &max);
     if (r < 0)
         return fail("cannot read or raise RLIMIT_NOFILE", "", r);
     if (cur >= need)
         return 0;
-    put("pith: --max-conns ");
-    put_u(set->max_conns);
-    put(" and --cache-entries ");
-    put_u(set->cache_entries);
-    put(" need ");
-    put_u(need);
-    put(" file descriptors per worker, but RLIMIT_NOFILE allows ");
-    put_u(cur);
-    put(" (hard limit ");
-    put_u(max);
-    put("); lower --max-conns or --cache-entries, or raise the limit\n");
-    flush_to(2);
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-entries %u need %llu file descriptors per worker, "
+            "but RLIMIT_NOFILE allows %llu (hard limit %llu); lower --max-conns or "
+            "--cache-entries, or raise the limit\n",
+            set->max_conns, set->cache_entries, (unsigned long long)need, (unsigned long long)cur,
+            (unsigned long long)max);
     return 2;
 }
 
+/* Each worker reserves its connection slots and its small-file cache up
+ * front (address space; pages become resident when used). Reserving the
+ * same here, once, turns an address-space limit (ulimit -v) that would make
+ * every worker fail at start into one clear line now. */
 static int check_reservations(const struct settings *set)
 {
     size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
@@ -211,36 +158,102 @@ static int check_reservations(const struct settings *set)
         sys_unmap(p, bytes);
         return 0;
     }
-    put("pith: --max-conns ");
-    put_u(set->max_conns);
-    put(" and --cache-size ");
-    put_u(set->cache_size_mib);
-    put(" need ");
-    put_u(bytes >> 20);
-    put(" MiB of address space per worker, which this process may not reserve (ulimit -v?); "
-        "lower --max-conns or --cache-size\n");
-    flush_to(2);
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-size %u need %zu MiB of address space per worker, "
+            "which this process may not reserve (ulimit -v?); lower --max-conns or --cache-size\n",
+            set->max_conns, set->cache_size_mib, bytes >> 20);
     return 2;
+}
+
+/* --status ADDR:PORT: its own listener (never SO_REUSEPORT, never the
+ * public port), and the shared counters every worker adds to, which exist
+ * with or without it (so the hot path has no branch). */
+static int prepare_status(const struct config *cfg, struct server *s)
+{
+    s->stats = stats_create(sys_now_real());
+    if (!s->stats)
+        return fail("cannot map the shared counters", "", -ENOMEM);
+    if (!cfg->status) {
+        if (s->status_fd >= 0) /* inherited, but no longer asked for */
+            sys_close(s->status_fd);
+        s->status_fd = -1;
+        return 0;
+    }
+    if (s->status_fd >= 0) { /* inherited (named "status"): an upgrade */
+        int fd = s->status_fd;
+        struct sockaddr_storage a;
+        socklen_t alen;
+        char text[80];
+        sys_local_addr(fd, &a, &alen);
+        sys_addr_text(&a, text, sizeof text);
+        snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
+        return 0;
+    }
+    char host[128];
+    const char *colon = strrchr(cfg->status, ':');
+    size_t n = (size_t)(colon - cfg->status);
+    snprintf(host, sizeof host, "%.*s", (int)n, cfg->status);
+    unsigned port = (unsigned)atoi(colon + 1);
+    struct sockaddr_storage addr;
+    socklen_t len;
+    if (sys_parse_addr(host, port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --status: '%s' is not a numeric IPv4 or IPv6 address\n", host);
+        return 2;
+    }
+    int public_port = sys_local_port(s->listen_fds[0]);
+    if (port != 0 && (int)port == public_port) {
+        fprintf(stderr, "pith: --status: port %u is the public port; give it a port of its own\n",
+                port);
+        return 2;
+    }
+    int fd = sys_listen_tcp(&addr, len, 64, false);
+    if (fd < 0) {
+        if (fd == -EADDRINUSE)
+            fprintf(stderr, "pith: --status: port %u is already in use on %s\n", port, host);
+        else
+            fprintf(stderr, "pith: --status: cannot listen on %s port %u: %s\n", host, port,
+                    strerrordesc_np(-fd));
+        return 1;
+    }
+    s->status_fd = fd;
+    char text[80];
+    sys_parse_addr(host, (unsigned)sys_local_port(fd), &addr, &len);
+    sys_addr_text(&addr, text, sizeof text);
+    snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
+    return 0;
+}
+
+static int prepare(const struct config *cfg, struct server *s)
+{
+    int r = open_root(cfg, s);
+    if (!r)
+        r = check_nofile(&s->set);
+    if (!r)
+        r = check_reservations(&s->set);
+    if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
+        r = bind_listeners(cfg, s);
+    if (!r)
+        r = prepare_status(cfg, s);
+    return r;
 }
 
 static void print_start_line(const struct config *cfg, const struct server *s)
 {
     if (cfg->quiet)
         return;
-    put("pith " PITH_VERSION " serving ");
-    put(s->root_path);
-    put(" on ");
-    put(s->url);
-    put(" (");
-    put_u(s->nlisten);
-    put(s->nlisten == 1 ? " worker, " : " workers, ");
-    put(s->loop->name);
-    put(", ");
-    put(resolve_method_name(s->resolve));
-    put(")\n");
-    flush_to(2);
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s%s)\n", PITH_VERSION,
+            s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
+            resolve_method_name(s->resolve),
+            !s->listen_inherited ? ""
+            : s->upgrade_from    ? ", listeners inherited from the old master"
+                                 : ", socket activation");
+    if (s->status_fd >= 0)
+        fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
+    fflush(stderr);
 }
 
+/* Everything that can fail is checked before the start line, and before
+ * --daemon sends stderr to /dev/null, so no failure is ever silent. */
 static int check_files(const struct settings *set, struct server *s)
 {
     int r;
@@ -250,6 +263,8 @@ static int check_files(const struct settings *set, struct server *s)
             return fail("cannot open the access log ", set->log, fd);
         sys_close(fd);
     }
+    /* The pidfile is written once the final pid is known (after --daemon);
+     * here we only make sure it can be. */
     if (set->pidfile && (r = sys_write_pidfile(set->pidfile, -1)) < 0)
         return fail("cannot write the pidfile ", set->pidfile, r);
     if (set->user && (r = sys_check_user(set->user)) < 0) {
@@ -257,23 +272,88 @@ static int check_files(const struct settings *set, struct server *s)
             return fail("--user needs pith to start as root", "", 0);
         return fail("no such user: ", set->user, 0);
     }
+    /* A log file that logrotate replaces is handed to the workers' user
+     * by the master before they reopen it. */
     if (set->user && set->log && strcmp(set->log, "-") != 0)
         s->log_chown = sys_user_ids(set->user, &s->log_uid, &s->log_gid) == 0;
     return 0;
 }
 
-static int start(const struct config *cfg, struct server *s)
+/* --check's listener line: TCP is probed (bound and closed at once); a port
+ * in use or reserved is a note, not an error, since the server the check
+ * prepares a restart of may hold it. */
+static int check_tcp(const struct config *cfg, char *what, size_t cap)
 {
-    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD};
-    settings_from_config(cfg, &s->set);
-    s->loop = &loop_epoll; /* the only event loop of pith-tiny */
+    struct sockaddr_storage addr;
+    socklen_t len;
+    char host[64];
+    const char *text = cfg->addr ? cfg->addr : "::";
+    if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+        return 2;
+    }
+    int port = probe_port(&addr, len);
+    if (port == -EAFNOSUPPORT && !cfg->addr) {
+        sys_parse_addr("0.0.0.0", cfg->port, &addr, &len);
+        port = probe_port(&addr, len);
+    }
+    sys_addr_text(&addr, host, sizeof host);
+    snprintf(what, cap, "http://%s:%u/ (%s)", host, cfg->port,
+             port >= 0             ? "free now"
+             : port == -EADDRINUSE ? "in use now: by the server this configuration replaces?"
+             : port == -EACCES     ? "needs root or CAP_NET_BIND_SERVICE"
+                                   : strerrordesc_np(-port));
+    return 0;
+}
+
+/* pith --check: every start-up check except taking the port, then the
+ * plan on stdout; 0 when valid, 2 (after the reason on stderr) when not. */
+static int check_run(const struct config *cfg, struct server *s)
+{
+    char listen[PATH_MAX + 128];
+    s->loop = &loop_epoll; /* as start() */
     int r = open_root(cfg, s);
     if (!r)
         r = check_nofile(&s->set);
     if (!r)
         r = check_reservations(&s->set);
     if (!r)
-        r = bind_listeners(cfg, s);
+        r = sockets_check(cfg, listen, sizeof listen);
+    if (!r && !listen[0])
+        r = check_tcp(cfg, listen, sizeof listen);
+    if (!r)
+        r = check_files(&s->set, s);
+    if (r) {
+        fprintf(stderr, "pith: --check: the configuration is not valid\n");
+        return 2;
+    }
+    check_print(cfg, s, listen);
+    return 0;
+}
+
+/* What an upgrade needs later (SIGUSR2): this binary's path and arguments,
+ * and, in the new master, which old one it replaces. */
+static void remember_origin(char **argv, struct server *s)
+{
+    s->argv = argv;
+    if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
+        s->exe_path[0] = '\0';
+    const char *from = sys_getenv("PITH_UPGRADE_FROM");
+    s->upgrade_from = from ? atoi(from) : 0;
+}
+
+static int start(const struct config *cfg, struct server *s)
+{
+    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
+    settings_from_config(cfg, &s->set);
+    s->loop = &loop_epoll; /* the only event loop of pith-tiny */
+    s->tls_listen_fd = -1;
+    s->status_fd = -1;
+    s->precomp_fd = -1; /* no precompressed variants in pith-tiny */
+    s->ready_pipe[0] = s->ready_pipe[1] = -1;
+    if (cfg->check)
+        return check_run(cfg, s);
+    int r = prepare(cfg, s);
     if (!r)
         r = check_files(&s->set, s);
     if (r)
@@ -281,7 +361,8 @@ static int start(const struct config *cfg, struct server *s)
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
     print_start_line(cfg, s);
-    if (cfg->daemon && (r = sys_daemonize()) < 0)
+    /* The new master of an upgrade is detached already, if the old was. */
+    if (cfg->daemon && !s->upgrade_from && (r = sys_daemonize()) < 0)
         return fail("cannot become a daemon", "", r);
     if (s->set.pidfile && (r = sys_write_pidfile(s->set.pidfile, sys_getpid())) < 0)
         return fail("cannot write the pidfile ", s->set.pidfile, r);
@@ -294,21 +375,16 @@ int main(int argc, char **argv)
     static struct server srv;
     char reason[256];
     if (argc > 1 && strcmp(argv[1], "compress") == 0) {
-        put("pith: compress: not in pith-tiny (it needs zlib, brotli and zstd); "
-            "use the full build\n");
-        flush_to(2);
+        fprintf(stderr, "pith: compress: not in pith-tiny (it needs zlib, brotli and zstd); "
+                        "use the full build\n");
         return 2;
     }
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: sys_write(1, config_usage(), strlen(config_usage())); return 0;
     case CONFIG_VERSION: sys_write(1, "pith " PITH_VERSION "\n", sizeof PITH_VERSION + 5); return 0;
-    case CONFIG_USAGE:
-        put("pith: ");
-        put(reason);
-        put("\n");
-        flush_to(2);
-        return 2;
+    case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
     case CONFIG_RUN: break;
     }
+    remember_origin(argv, &srv);
     return start(&cfg, &srv);
 }

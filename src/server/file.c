@@ -262,7 +262,7 @@ static bool select_rep(struct worker *w, const struct fc_entry *e, struct file_b
                        struct rep *p)
 {
     *p = (struct rep){e, &e->fields, span_make(e->etag, e->etag_len), e->st.size, fb, {0}, false};
-    if (!e->has_variants)
+    if (!FILECACHE_VARIANTS || !e->has_variants)
         return true; /* nothing to negotiate: no Vary, no 406 */
     p->vary = true;
     struct ae_offer o = {.identity_size = e->st.size};

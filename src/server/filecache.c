@@ -118,7 +118,7 @@ static void bytes_free(struct filecache *fc, int *fd, char **body, uint8_t body_
 static void entry_free(struct filecache *fc, struct fc_entry *e)
 {
     bytes_free(fc, &e->fd, &e->body, e->body_class);
-    for (int c = 0; c < AE_CODINGS; c++)
+    for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++)
         bytes_free(fc, &e->var[c].fd, &e->var[c].body, e->var[c].body_class);
     e->in_use = false;
     fc->count--;
@@ -361,7 +361,7 @@ static bool fds_make_room(struct filecache *fc, uint32_t need)
          e != &fc->lru && fc->fds + need > fc->cfg.entries;) {
         struct fc_entry *prev = e->lru_prev;
         bool holds = e->fd >= 0;
-        for (int c = 0; c < AE_CODINGS; c++)
+        for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++)
             holds = holds || e->var[c].fd >= 0;
         if (e->in_use && e->refs == 0 && holds)
             entry_drop(fc, e);
@@ -380,7 +380,7 @@ static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t nee
         e->var[c].seen = e->var[c].used = false;
         e->var[c].fd = -1;
         e->var[c].body = NULL;
-        if (fc->cfg.precompressed) {
+        if (FILECACHE_VARIANTS && fc->cfg.precompressed) {
             variant_fill(fc, e, c);
             need += e->var[c].fd >= 0;
         }
@@ -389,7 +389,7 @@ static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t nee
         fc->fds += need;
         return true;
     }
-    for (int c = 0; c < AE_CODINGS; c++) {
+    for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++) {
         struct fc_variant *v = &e->var[c];
         if (v->fd >= 0)
             sys_close(v->fd);
@@ -444,7 +444,7 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
         sys_close(fd); /* in memory: no descriptor held */
     else
         e->fd = fd;
-    for (int c = 0; c < AE_CODINGS; c++)
+    for (int c = 0; c < AE_CODINGS && FILECACHE_VARIANTS; c++)
         if (e->var[c].used)
             variant_describe(e, c);
     keep_h1(e);
@@ -496,7 +496,7 @@ static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms
         return false;
     if (!same_file(&st, &e->st) || sys_file_type(&st) != SYS_FILE_REGULAR)
         return false;
-    if (s->precompressed && !variants_unchanged(fc, e))
+    if (FILECACHE_VARIANTS && s->precompressed && !variants_unchanged(fc, e))
         return false;
     e->checked_ms = now_ms;
     return true;

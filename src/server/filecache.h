@@ -43,6 +43,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* pith-tiny serves no precompressed variants (issue 12 leaves them out):
+ * there this is a constant false, so the compiler drops the variant code
+ * and the settings' `precompressed` is never consulted. */
+#ifdef PITH_TINY
+#define FILECACHE_VARIANTS false
+#else
+#define FILECACHE_VARIANTS true
+#endif
+
 #define FC_KEY_MAX   256 /* longer paths bypass the cache */
 #define FC_HEAD_MAX  384 /* the constant head fields of one file (Vary included) */
 #define FC_VHEAD_MAX 512 /* those of a variant (a longer ETag, Content-Encoding) */

@@ -222,6 +222,44 @@ MEMFN int memcmp(const void *a, const void *b, size_t n)
     return 0;
 }
 
+/* ---- 64-bit atomics on mips o32 ----------------------------------------------
+ * The --status counters (src/server/stats.h) are 64-bit relaxed loads and
+ * stores, one writer per counter. mips32 has no 64-bit load or store, so gcc
+ * calls these (libatomic's names; there is no libatomic here, and its
+ * per-process locks would not cover the processes that share the counters
+ * anyway). They move the two halves separately: a reader in another process
+ * can see a counter torn while its low half carries (once per 4 GiB sent,
+ * per 2^32 requests), off by 2^32 for that one scrape (docs/DESIGN.md). */
+#if __GCC_ATOMIC_LLONG_LOCK_FREE < 2
+uint64_t __atomic_load_8(const volatile void *p, int order);
+void __atomic_store_8(volatile void *p, uint64_t v, int order);
+
+uint64_t __atomic_load_8(const volatile void *p, int order)
+{
+    const volatile uint32_t *w = p;
+    (void)order;
+    uint32_t a = w[0], b = w[1];
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint64_t)a << 32 | b;
+#else
+    return (uint64_t)b << 32 | a;
+#endif
+}
+
+void __atomic_store_8(volatile void *p, uint64_t v, int order)
+{
+    volatile uint32_t *w = p;
+    (void)order;
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w[1] = (uint32_t)v;
+    w[0] = (uint32_t)(v >> 32);
+#else
+    w[0] = (uint32_t)v;
+    w[1] = (uint32_t)(v >> 32);
+#endif
+}
+#endif
+
 size_t strlen(const char *s)
 {
     size_t n = 0;
@@ -235,6 +273,28 @@ int strcmp(const char *a, const char *b)
     while (*a && *a == *b)
         a++, b++;
     return (unsigned char)*a - (unsigned char)*b;
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+    for (; n && *a && *a == *b; n--)
+        a++, b++;
+    return n ? (unsigned char)*a - (unsigned char)*b : 0;
+}
+
+char *strcpy(char *restrict d, const char *restrict s)
+{
+    return memcpy(d, s, strlen(s) + 1);
+}
+
+char *strrchr(const char *s, int c)
+{
+    const char *last = NULL;
+    do
+        if (*s == (char)c)
+            last = s;
+    while (*s++);
+    return (char *)last;
 }
 
 size_t strcspn(const char *s, const char *reject)

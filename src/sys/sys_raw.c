@@ -239,13 +239,15 @@ static long set_int(int fd, int level, int name, int v)
  * is kept here for that. The cost: during a graceful stop this copy keeps
  * the port open, so new connections wait in the backlog until the master
  * exits instead of being refused. PITH_NO_REUSEPORT=1 takes this path on
- * any kernel, so the tests exercise it. */
-static int shared_listener = -1;
+ * any kernel, so the tests exercise it. Kept as fd + 1 (0: none), so that
+ * pith-tiny has no initialized data: a .data section of 4 bytes costs a
+ * page-aligned segment, up to 4 KiB of the file. */
+static int shared_listener_1;
 
 int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backlog, bool share)
 {
-    if (share && shared_listener >= 0)
-        return (int)SC3(fcntl, shared_listener, F_DUPFD_CLOEXEC, 0);
+    if (share && shared_listener_1 > 0)
+        return (int)SC3(fcntl, shared_listener_1 - 1, F_DUPFD_CLOEXEC, 0);
     int fd = (int)SC3(socket, addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fd;
@@ -266,8 +268,8 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
         r = SC3(bind, fd, addr, len);
     if (r >= 0)
         r = SC2(listen, fd, backlog);
-    if (r >= 0 && one_socket)
-        r = shared_listener = (int)SC3(fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    if (r >= 0 && one_socket && (r = SC3(fcntl, fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        shared_listener_1 = (int)r + 1;
     if (r < 0) {
         sys_close(fd);
         return (int)r;
@@ -876,4 +878,152 @@ int sys_random(void *p, size_t n)
         sys_close(fd);
     }
     return r == (long)n ? 0 : (r < 0 ? (int)r : -EIO);
+}
+
+/* ---- time, shared memory --------------------------------------------------------- */
+
+int64_t sys_now_us(void)
+{
+    long ns;
+    int64_t s = clock_sec(CLOCK_MONOTONIC, &ns);
+    return s * 1000000 + ns / 1000;
+}
+
+void *sys_map_shared(size_t n)
+{
+    long p = SC6(mmap, 0, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return (unsigned long)p > -4096UL ? NULL : (void *)p;
+}
+
+/* ---- production: Unix sockets, upgrades --------------------------------------------- */
+
+static int unix_addr(const char *path, struct sockaddr_un *sa)
+{
+    size_t n = strlen(path);
+    *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+    if (n == 0 || n >= sizeof sa->sun_path)
+        return -ENAMETOOLONG;
+    memcpy(sa->sun_path, path, n + 1);
+    return 0;
+}
+
+int sys_unix_path_free(const char *path)
+{
+    struct sockaddr_un sa;
+    struct sys_stat st;
+    int r = unix_addr(path, &sa);
+    if (r < 0)
+        return r;
+    if ((r = sys_fstatat(AT_FDCWD, path, &st, false)) < 0)
+        return r == -ENOENT ? 0 : r;
+    if ((st.mode & S_IFMT) != S_IFSOCK)
+        return -EEXIST;
+    /* A socket file: stale unless somebody accepts on it. */
+    int fd = (int)SC3(socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return fd;
+    r = (int)SC3(connect, fd, &sa, sizeof sa);
+    sys_close(fd);
+    if (r == 0 || r == -EAGAIN) /* EAGAIN: a listener whose queue is full */
+        return -EADDRINUSE;
+    return r == -ECONNREFUSED ? 0 : r;
+}
+
+int sys_listen_unix(const char *path, int backlog, unsigned mode, int uid, int gid)
+{
+    struct sockaddr_un sa;
+    int r = unix_addr(path, &sa);
+    if (r < 0 || (r = sys_unix_path_free(path)) < 0)
+        return r;
+    sys_unlink(path); /* a stale socket, or nothing */
+    int fd = (int)SC3(socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    /* Created owner-only, then opened up to `mode` once owned right, so
+     * nobody can connect in between with more rights than asked for. */
+    long old = SC1(umask, 0177);
+    long b = SC3(bind, fd, &sa, sizeof sa);
+    SC1(umask, old);
+    r = (int)b;
+    if (r >= 0 && uid >= 0)
+        r = (int)SC5(fchownat, AT_FDCWD, path, uid, gid, 0);
+    if (r >= 0)
+        r = (int)SC3(fchmodat, AT_FDCWD, path, mode);
+    if (r >= 0)
+        r = (int)SC2(listen, fd, backlog);
+    if (r < 0) {
+        if (b == 0)
+            sys_unlink(path);
+        sys_close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int sys_local_addr(int fd, struct sockaddr_storage *addr, socklen_t *len)
+{
+    *len = sizeof *addr;
+    return (int)SC3(getsockname, fd, addr, len);
+}
+
+int sys_is_reuseport(int fd)
+{
+    int on = 0;
+    socklen_t len = sizeof on;
+    long r = SC5(getsockopt, fd, SOL_SOCKET, SO_REUSEPORT, &on, &len);
+    return r < 0 ? (int)r : on != 0;
+}
+
+int sys_exe_path(char *out, size_t cap)
+{
+    ssize_t n = sys_readlinkat(AT_FDCWD, "/proc/self/exe", out, cap - 1);
+    if (n < 0)
+        return (int)n;
+    out[n] = '\0';
+    return 0;
+}
+
+int sys_rename(const char *from, const char *to)
+{
+    /* riscv64 has only renameat2, whose flags (0) are the fifth argument. */
+    return (int)SC5(renameat, AT_FDCWD, from, AT_FDCWD, to, 0);
+}
+
+static bool group_gid_line(char *line, void *ctx)
+{
+    struct user_query *q = ctx;
+    const char *g = field(line, 2);
+    return match_name(line, q->name) && g && dec(&g, 0xfffffffeu, &q->gid);
+}
+
+int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid)
+{
+    char user[256];
+    size_t n = strcspn(spec, ":");
+    if (n == 0 || n >= sizeof user)
+        return -ENOENT;
+    memcpy(user, spec, n);
+    user[n] = '\0';
+    int r = sys_user_ids(user, uid, gid);
+    if (r < 0 || !spec[n])
+        return r;
+    struct user_query q = {.name = spec + n + 1};
+    if (!each_line("/etc/group", group_gid_line, &q))
+        return -ENOENT;
+    *gid = q.gid;
+    return 0;
+}
+
+int sys_pipe_notify(int fds[2])
+{
+    long r = SC2(pipe2, fds, O_CLOEXEC | O_NONBLOCK);
+    if (r < 0)
+        return (int)r;
+    if ((r = SC3(fcntl, fds[0], F_SETOWN, sys_getpid())) >= 0)
+        r = SC3(fcntl, fds[0], F_SETFL, O_NONBLOCK | O_ASYNC);
+    if (r < 0) {
+        sys_close(fds[0]);
+        sys_close(fds[1]);
+    }
+    return r < 0 ? (int)r : 0;
 }

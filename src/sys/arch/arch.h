@@ -32,15 +32,18 @@
 
 /* ---- what the UAPI headers leave to libc ---------------------------------- */
 #if defined(__mips__)
-#define SOCK_STREAM  2   /* arch/mips/include/asm/socket.h: ARCH_HAS_SOCKET_TYPES */
+#define SOCK_STREAM  2 /* arch/mips/include/asm/socket.h: ARCH_HAS_SOCKET_TYPES */
+#define SOCK_DGRAM   1
 #define KSIGSET_BITS 128 /* _NSIG on mips */
 #else
 #define SOCK_STREAM  1
+#define SOCK_DGRAM   2
 #define KSIGSET_BITS 64
 #endif
 #define SOCK_NONBLOCK    O_NONBLOCK /* the kernel defines them so, on every ABI */
 #define SOCK_CLOEXEC     O_CLOEXEC
 #define AF_UNSPEC        0
+#define AF_UNIX          1
 #define AF_INET          2
 #define AF_INET6         10
 #define MSG_NOSIGNAL     0x4000 /* include/linux/socket.h: the same on every ABI */
@@ -55,6 +58,8 @@
 #define S_IFDIR          0040000
 #define S_IFREG          0100000
 #define S_IFLNK          0120000
+#define S_IFSOCK         0140000
+#define O_ASYNC          FASYNC /* the UAPI's name for it */
 #define DT_UNKNOWN       0
 #define DT_DIR           4
 #define DT_REG           8
@@ -83,6 +88,10 @@ struct sockaddr_storage {
     sa_family_t ss_family;
     char ss_pad[128 - sizeof(sa_family_t) - sizeof(unsigned long)];
     unsigned long ss_align;
+};
+struct sockaddr_un {
+    sa_family_t sun_family;
+    char sun_path[108];
 };
 struct in_addr {
     uint32_t s_addr;
@@ -291,6 +300,9 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 int strcmp(const char *a, const char *b);
 size_t strcspn(const char *s, const char *reject);
+int strncmp(const char *a, const char *b, size_t n);
+char *strcpy(char *restrict d, const char *restrict s);
+char *strrchr(const char *s, int c);
 const char *inet_ntop(int af, const void *src, char *dst, socklen_t size);
 const char *strerrordesc_np(int err); /* glibc's texts; NULL when unknown */
 

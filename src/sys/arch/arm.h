@@ -59,6 +59,14 @@
 #define SYS_openat2              437    /* __NR_openat2 */
 #define SYS_fstatat              327    /* __NR_fstatat64 */
 #define SYS_fcntl                221    /* __NR_fcntl64 */
+#define SYS_connect              283    /* __NR_connect */
+#define SYS_getsockopt           295    /* __NR_getsockopt */
+#define SYS_fchmodat             333    /* __NR_fchmodat */
+#define SYS_fchownat             325    /* __NR_fchownat */
+#define SYS_umask                60     /* __NR_umask */
+#define SYS_renameat             329    /* __NR_renameat */
+#define SYS_pipe2                359    /* __NR_pipe2 */
+#define SYS_execve               11     /* __NR_execve */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -101,6 +109,8 @@
 #define ENOTCONN               0x6b
 #define ECANCELED              0x7d
 #define ENOPROTOOPT            0x5c
+#define ECONNREFUSED           0x6f
+#define ENOTSOCK               0x58
 #define O_RDONLY               0
 #define O_WRONLY               1
 #define O_RDWR                 2
@@ -119,11 +129,19 @@
 #define AT_SYMLINK_NOFOLLOW    0x100
 #define AT_EMPTY_PATH          0x1000
 #define F_DUPFD_CLOEXEC        0x406
+#define FASYNC                 0x2000
+#define F_GETFL                3
+#define F_SETFL                4
+#define F_SETFD                2
+#define F_SETOWN               8
+#define FD_CLOEXEC             1
 #define SIGHUP                 1
 #define SIGINT                 2
 #define SIGABRT                6
 #define SIGKILL                9
 #define SIGUSR1                10
+#define SIGUSR2                12
+#define SIGIO                  0x1d
 #define SIGPIPE                13
 #define SIGTERM                15
 #define SIGCHLD                0x11
@@ -135,6 +153,8 @@
 #define SO_RCVBUF              8
 #define SO_REUSEPORT           15
 #define SO_LINGER              13
+#define SO_TYPE                3
+#define SO_ACCEPTCONN          0x1e
 #define IPPROTO_TCP            6
 #define IPPROTO_IPV6           0x29
 #define IPV6_V6ONLY            0x1a
@@ -149,12 +169,14 @@
 #define EPOLL_CTL_ADD          1
 #define EPOLL_CTL_DEL          2
 #define EPOLL_CTL_MOD          3
+#define EPOLLEXCLUSIVE         0x10000000
 #define SFD_NONBLOCK           0x800
 #define SFD_CLOEXEC            0x80000
 #define RLIMIT_NOFILE          7
 #define PROT_READ              1
 #define PROT_WRITE             2
 #define MAP_PRIVATE            2
+#define MAP_SHARED             1
 #define MAP_ANONYMOUS          0x20
 #define PR_SET_PDEATHSIG       1
 #define WNOHANG                1

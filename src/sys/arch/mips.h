@@ -59,6 +59,14 @@
 #define SYS_openat2              4437   /* __NR_openat2 */
 #define SYS_fstatat              4293   /* __NR_fstatat64 */
 #define SYS_fcntl                4220   /* __NR_fcntl64 */
+#define SYS_connect              4170   /* __NR_connect */
+#define SYS_getsockopt           4173   /* __NR_getsockopt */
+#define SYS_fchmodat             4299   /* __NR_fchmodat */
+#define SYS_fchownat             4291   /* __NR_fchownat */
+#define SYS_umask                4060   /* __NR_umask */
+#define SYS_renameat             4295   /* __NR_renameat */
+#define SYS_pipe2                4328   /* __NR_pipe2 */
+#define SYS_execve               4011   /* __NR_execve */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -101,6 +109,8 @@
 #define ENOTCONN               0x86
 #define ECANCELED              0x9e
 #define ENOPROTOOPT            0x63
+#define ECONNREFUSED           0x92
+#define ENOTSOCK               0x5f
 #define O_RDONLY               0
 #define O_WRONLY               1
 #define O_RDWR                 2
@@ -119,11 +129,19 @@
 #define AT_SYMLINK_NOFOLLOW    0x100
 #define AT_EMPTY_PATH          0x1000
 #define F_DUPFD_CLOEXEC        0x406
+#define FASYNC                 0x1000
+#define F_GETFL                3
+#define F_SETFL                4
+#define F_SETFD                2
+#define F_SETOWN               0x18
+#define FD_CLOEXEC             1
 #define SIGHUP                 1
 #define SIGINT                 2
 #define SIGABRT                6
 #define SIGKILL                9
 #define SIGUSR1                0x10
+#define SIGUSR2                0x11
+#define SIGIO                  0x16
 #define SIGPIPE                13
 #define SIGTERM                15
 #define SIGCHLD                0x12
@@ -134,6 +152,8 @@
 #define SO_RCVBUF              0x1002
 #define SO_REUSEPORT           0x200
 #define SO_LINGER              0x80
+#define SO_TYPE                0x1008
+#define SO_ACCEPTCONN          0x1009
 #define IPPROTO_TCP            6
 #define IPPROTO_IPV6           0x29
 #define IPV6_V6ONLY            0x1a
@@ -148,12 +168,14 @@
 #define EPOLL_CTL_ADD          1
 #define EPOLL_CTL_DEL          2
 #define EPOLL_CTL_MOD          3
+#define EPOLLEXCLUSIVE         0x10000000
 #define SFD_NONBLOCK           0x80
 #define SFD_CLOEXEC            0x80000
 #define RLIMIT_NOFILE          5
 #define PROT_READ              1
 #define PROT_WRITE             2
 #define MAP_PRIVATE            2
+#define MAP_SHARED             1
 #define MAP_ANONYMOUS          0x800
 #define PR_SET_PDEATHSIG       1
 #define WNOHANG                1
