@@ -27,7 +27,7 @@
  *
  * systemd (sd.h): READY=1 once every worker reported on the ready pipe,
  * RELOADING=1 then READY=1 around a log reopen, STOPPING=1 at a stop.
- * SIGUSR2 is the zero-downtime upgrade (upgrade.c, docs/DESIGN.md §6): a
+ * SIGUSR2 is the zero-downtime upgrade (upgrade.c, docs/DESIGN.md §8): a
  * child executes the binary now at srv->exe_path on our listeners; once
  * its workers serve it sends us SIGTERM, and we stop as on any TERM, but
  * leave the pidfile and the Unix socket to it and say no STOPPING=1.

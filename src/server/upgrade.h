@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * upgrade.h - the old master's side of a zero-downtime binary upgrade
- * (SIGUSR2, nginx's model; docs/DESIGN.md §6): starting the new binary on
+ * (SIGUSR2, nginx's model; docs/DESIGN.md §8): starting the new binary on
  * our listeners, noticing it failed, and what a handed-over stop leaves to
  * the new master. The new master's side is socket activation (src/cli) plus
  * the SIGTERM master.c sends its parent once ready.
