@@ -12,6 +12,7 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "server/lockdown.h"
 #include "server/log.h"
 #include "server/master.h"
 #include "server/pool.h"
@@ -241,9 +242,11 @@ static void print_start_line(const struct config *cfg, const struct server *s)
 {
     if (cfg->quiet)
         return;
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s%s)\n", PITH_VERSION,
+    char sandbox[64];
+    lockdown_describe(s, sandbox, sizeof sandbox); /* "no sandbox in pith-tiny" */
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s)\n", PITH_VERSION,
             s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
-            resolve_method_name(s->resolve),
+            resolve_method_name(s->resolve), sandbox,
             !s->listen_inherited ? ""
             : s->upgrade_from    ? ", listeners inherited from the old master"
                                  : ", socket activation");
@@ -347,7 +350,8 @@ static int start(const struct config *cfg, struct server *s)
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
     settings_from_config(cfg, &s->set);
     s->loop = &loop_epoll; /* the only event loop of pith-tiny */
-    s->tls_listen_fd = -1;
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->tls_listen_fds[i] = -1; /* no HTTPS in pith-tiny (server/tls_none.h) */
     s->status_fd = -1;
     s->precomp_fd = -1; /* no precompressed variants in pith-tiny */
     s->ready_pipe[0] = s->ready_pipe[1] = -1;

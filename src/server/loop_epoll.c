@@ -55,8 +55,7 @@ static void ep_listen(struct worker *w, bool on)
     if (w->listen_fd >= 0)
         sys_epoll_ctl(w->epfd, op, w->listen_fd, EPOLLIN | EPOLLEXCLUSIVE, TAG_LISTENER);
     if (w->tls_listen_fd >= 0)
-        sys_epoll_ctl(w->epfd, op, w->tls_listen_fd, EPOLLIN | EPOLLEXCLUSIVE,
-                      TAG_TLS_LISTENER);
+        sys_epoll_ctl(w->epfd, op, w->tls_listen_fd, EPOLLIN | EPOLLEXCLUSIVE, TAG_TLS_LISTENER);
 }
 
 static int ep_conn_start(struct worker *w, struct conn *c)

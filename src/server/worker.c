@@ -23,8 +23,8 @@
 
 #include "core/bytes.h"
 #include "server/conn.h"
-#include "server/stats.h"
 #include "server/lockdown.h"
+#include "server/stats.h"
 #include "server/tls.h"
 #include "server/transport.h"
 #include "sys/sys.h"

@@ -67,6 +67,8 @@
 #define SYS_renameat             38     /* __NR_renameat */
 #define SYS_pipe2                59     /* __NR_pipe2 */
 #define SYS_execve               221    /* __NR_execve */
+#define SYS_chroot               51     /* __NR_chroot */
+#define SYS_chdir                49     /* __NR_chdir */
 
 #define EPERM                  1
 #define ENOENT                 2

@@ -67,6 +67,8 @@
 #define SYS_renameat             329    /* __NR_renameat */
 #define SYS_pipe2                359    /* __NR_pipe2 */
 #define SYS_execve               11     /* __NR_execve */
+#define SYS_chroot               61     /* __NR_chroot */
+#define SYS_chdir                12     /* __NR_chdir */
 
 #define EPERM                  1
 #define ENOENT                 2

@@ -67,6 +67,8 @@
 #define SYS_renameat             4295   /* __NR_renameat */
 #define SYS_pipe2                4328   /* __NR_pipe2 */
 #define SYS_execve               4011   /* __NR_execve */
+#define SYS_chroot               4061   /* __NR_chroot */
+#define SYS_chdir                4012   /* __NR_chdir */
 
 #define EPERM                  1
 #define ENOENT                 2
