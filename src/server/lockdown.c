@@ -154,10 +154,10 @@ static int restrict_syscalls(struct worker *w)
 {
     int nrs[SYSCALLS_MAX];
     size_t n = add_table(nrs, 0, common, ARRAY_LEN(common));
-    if (w->srv->loop == &loop_uring)
-        n = add_table(nrs, n, uring_table, ARRAY_LEN(uring_table));
-    else
+    if (w->srv->loop == &loop_epoll) /* (pith-tiny has no io_uring loop) */
         n = add_table(nrs, n, epoll_table, ARRAY_LEN(epoll_table));
+    else
+        n = add_table(nrs, n, uring_table, ARRAY_LEN(uring_table));
     n = add_table(nrs, n, testhook_syscalls, testhook_nsyscalls);
     int r = sys_seccomp_allow_only(nrs, n);
     return r < 0 ? fail("worker: seccomp", r) : 0;
