@@ -32,6 +32,8 @@ import tlscerts
 from conftest import PITH_BIN, PITH_IO, REPO
 from tls_ktls_guest import CASES, PIPELINED_FROM, REQUESTS
 
+pytestmark = pytest.mark.full_only("TLS")
+
 UML_RUN = os.path.join(REPO, "scripts", "uml-run")
 GUEST = os.path.join(REPO, "tests", "tls_ktls_guest.py")
 LOOPS = [PITH_IO] if PITH_IO else ["epoll", "uring"]

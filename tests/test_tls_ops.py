@@ -19,6 +19,8 @@ import tlscerts
 from conftest import PITH_BIN, socket_inodes
 from tlsutil import client_ctx, leaf_der, plain_socket, served_cert, tls_args, tls_conn
 
+pytestmark = pytest.mark.full_only("TLS")
+
 
 @pytest.fixture(scope="module")
 def pki():

@@ -21,6 +21,8 @@ import http_raw
 from conftest import PITH_BIN, fd_count, settled_fd_count, tls_pki
 from tlsutil import client_ctx, leaf_der, plain_socket, s_client, served_cert, tls_args, tls_conn
 
+pytestmark = pytest.mark.full_only("TLS")
+
 ASAN = "asan" in os.path.basename(PITH_BIN)
 
 

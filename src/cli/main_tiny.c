@@ -12,6 +12,7 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "server/lockdown.h"
 #include "server/log.h"
 #include "server/master.h"
 #include "server/pool.h"
@@ -241,15 +242,45 @@ static void print_start_line(const struct config *cfg, const struct server *s)
 {
     if (cfg->quiet)
         return;
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s%s)\n", PITH_VERSION,
+    char sandbox[96];
+    lockdown_describe(s, sandbox, sizeof sandbox);
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s)\n", PITH_VERSION,
             s->root_path, s->url, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
-            resolve_method_name(s->resolve),
+            resolve_method_name(s->resolve), sandbox,
             !s->listen_inherited ? ""
             : s->upgrade_from    ? ", listeners inherited from the old master"
                                  : ", socket activation");
     if (s->status_fd >= 0)
         fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
+}
+
+/* --group, --chroot and --fallback name things that must exist: checked
+ * now (exit 1), as main.c does. */
+static int check_lockdown_files(const struct settings *set, struct server *s)
+{
+    unsigned gid;
+    int r;
+    if (set->group && (r = sys_group_id(set->group, &gid)) < 0)
+        return fail("no such group: ", set->group, 0);
+    if (set->group)
+        s->log_gid = gid;
+    if (set->chroot_dir) {
+        int fd = sys_open_dir(set->chroot_dir);
+        if (fd < 0)
+            return fail("cannot use --chroot ", set->chroot_dir, fd);
+        sys_close(fd);
+    }
+    if (set->site.has_fallback) {
+        struct sys_stat st;
+        r = resolve_stat(s->root_fd, set->site.fallback, set->follow_symlinks, s->resolve, &st);
+        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
+            r = -EISDIR;
+        if (r < 0)
+            return fail("cannot serve the --fallback file beneath the root: ", set->site.fallback,
+                        r);
+    }
+    return 0;
 }
 
 /* Everything that can fail is checked before the start line, and before
@@ -276,7 +307,7 @@ static int check_files(const struct settings *set, struct server *s)
      * by the master before they reopen it. */
     if (set->user && set->log && strcmp(set->log, "-") != 0)
         s->log_chown = sys_user_ids(set->user, &s->log_uid, &s->log_gid) == 0;
-    return 0;
+    return check_lockdown_files(set, s);
 }
 
 /* --check's listener line: TCP is probed (bound and closed at once); a port
@@ -346,8 +377,10 @@ static int start(const struct config *cfg, struct server *s)
 {
     static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
     settings_from_config(cfg, &s->set);
+    lockdown_probe(s);
     s->loop = &loop_epoll; /* the only event loop of pith-tiny */
-    s->tls_listen_fd = -1;
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->tls_listen_fds[i] = -1; /* no HTTPS in pith-tiny (server/tls_none.h) */
     s->status_fd = -1;
     s->precomp_fd = -1; /* no precompressed variants in pith-tiny */
     s->ready_pipe[0] = s->ready_pipe[1] = -1;

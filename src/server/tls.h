@@ -28,6 +28,14 @@ struct settings;
 struct tls_server;
 struct worker;
 struct conn;
+struct exchange;
+
+#ifdef PITH_TINY
+/* pith-tiny leaves HTTPS out (config.c refuses its flags, tls.c is not
+ * built): srv->tls is always NULL and no TLS listener exists, so the shared
+ * code's calls below are no-ops the compiler removes. */
+#include "server/tls_none.h"
+#else
 
 /* ---- the master ------------------------------------------------------------------ */
 
@@ -77,10 +85,10 @@ void tls_server_free(struct tls_server *ts);
  * (and only hostname or IP characters) is redirected to; any other Host
  * gets a 400, so the redirect can never point elsewhere. path is the raw
  * request path (VCHAR only, starting with '/'). */
-struct exchange;
 void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
                   const struct span *query);
 
 extern const struct transport_ops transport_tls;
 
+#endif /* PITH_TINY */
 #endif

@@ -14,6 +14,7 @@
 
 #include "core/bytes.h"
 #include "sys/arch/arch.h"
+#include "sys/sandbox.h" /* sys_open_path_dir */
 
 extern char **raw_envp;          /* rt_raw.c: set by _start */
 extern void raw_sigreturn(void); /* rt_raw.c: x86-64's SA_RESTORER */
@@ -175,9 +176,19 @@ ssize_t sys_writev(int fd, const struct iovec *iov, int n)
 
 int sys_open_log(const char *path)
 {
+    return sys_open_log_at(AT_FDCWD, path);
+}
+
+int sys_open_log_at(int dirfd, const char *name)
+{
     /* O_NOFOLLOW: a link planted where the log goes must not redirect our
      * writes (nginx CVE-2016-1247). */
-    return open_at(AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
+    return open_at(dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
+}
+
+int sys_open_path_dir(const char *dir)
+{
+    return open_at(AT_FDCWD, dir, O_PATH | O_DIRECTORY, 0);
 }
 
 int sys_dup2(int from, int to)
@@ -781,16 +792,42 @@ int sys_check_user(const char *user)
     return sys_user_ids(user, &uid, &gid);
 }
 
-int sys_drop_privileges(const char *user)
+/* A group line named q->name: its id in q->gid. */
+static bool group_name_line(char *line, void *ctx)
+{
+    struct user_query *q = ctx;
+    const char *g;
+    return match_name(line, q->name) && (g = field(line, 2)) && dec(&g, 0xfffffffeu, &q->gid);
+}
+
+int sys_group_id(const char *group, unsigned *gid)
+{
+    struct user_query q = {.name = group};
+    if (!each_line("/etc/group", group_name_line, &q))
+        return -ENOENT;
+    *gid = q.gid;
+    return 0;
+}
+
+int sys_drop_privileges(const char *user, const char *group, const char *chroot_dir)
 {
     struct user_query q = {.name = user};
     if (!sys_is_root())
         return -EPERM;
     if (!each_line("/etc/passwd", passwd_line, &q))
         return -ENOENT;
+    if (group) {
+        int r = sys_group_id(group, &q.gid); /* --group: instead of the user's own */
+        if (r < 0)
+            return r;
+    }
     q.groups[q.ngroups++] = q.gid; /* initgroups: the primary group too */
     each_line("/etc/group", group_line, &q);
+    /* The names are looked up (passwd, group) before the chroot, which
+     * has no /etc; the ids are set after it, which needs root. */
     long r = SC2(setgroups, q.ngroups, q.groups);
+    if (r >= 0 && chroot_dir && (r = SC1(chroot, chroot_dir)) >= 0)
+        r = SC1(chdir, "/");
     if (r >= 0)
         r = SC1(setgid, q.gid);
     if (r >= 0)

@@ -67,6 +67,22 @@
 #define SYS_renameat             264    /* __NR_renameat */
 #define SYS_pipe2                293    /* __NR_pipe2 */
 #define SYS_execve               59     /* __NR_execve */
+#define SYS_chroot               161    /* __NR_chroot */
+#define SYS_chdir                80     /* __NR_chdir */
+#define SYS_landlock_create_ruleset 444    /* __NR_landlock_create_ruleset */
+#define SYS_landlock_add_rule    445    /* __NR_landlock_add_rule */
+#define SYS_landlock_restrict_self 446    /* __NR_landlock_restrict_self */
+#define SYS_seccomp              317    /* __NR_seccomp */
+#define SYS_fstat                5      /* __NR_fstat */
+#define SYS_statx                332    /* __NR_statx */
+#define SYS_gettimeofday         96     /* __NR_gettimeofday */
+#define SYS_time                 201    /* __NR_time */
+#define SYS_restart_syscall      219    /* __NR_restart_syscall */
+#define SYS_mremap               25     /* __NR_mremap */
+#define SYS_brk                  12     /* __NR_brk */
+#define SYS_madvise              28     /* __NR_madvise */
+#define SYS_epoll_wait           232    /* __NR_epoll_wait */
+#define SYS_io_uring_enter       426    /* __NR_io_uring_enter */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -185,6 +201,22 @@
 #define RESOLVE_BENEATH        8
 #define RESOLVE_NO_SYMLINKS    4
 #define RESOLVE_NO_MAGICLINKS  2
+#define PR_SET_NO_NEW_PRIVS    0x26
+#define LANDLOCK_CREATE_RULESET_VERSION 1
+#define SECCOMP_SET_MODE_FILTER 1
+#define SECCOMP_GET_ACTION_AVAIL 2
+#define SECCOMP_RET_KILL_PROCESS 0x80000000
+#define SECCOMP_RET_ALLOW      0x7fff0000
+#define AUDIT_ARCH_X86_64      0xc000003e
+#define AUDIT_ARCH_AARCH64     0xc00000b7
+#define BPF_LD                 0
+#define BPF_W                  0
+#define BPF_ABS                0x20
+#define BPF_JMP                5
+#define BPF_JEQ                0x10
+#define BPF_JGE                0x30
+#define BPF_K                  0
+#define BPF_RET                6
 
 /* struct stat as fstatat fills it in */
 #define KSTAT_BYTES 144
