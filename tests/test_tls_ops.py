@@ -294,3 +294,72 @@ def test_help_and_man_page_name_the_tls_flags():
         assert flag in out
         if man is not None:
             assert flag.replace("-", "\\-") in man or flag in man, flag
+
+
+# -- pith --check loads the certificates as a start would -------------------------------
+
+
+def _check(*args):
+    return subprocess.run([PITH_BIN, "--check", "--port", "0", "--tls-port", "0"] + list(args),
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_check_refuses_a_key_of_another_certificate(pki, tmp_path):
+    # The ECDSA certificate with the RSA key: a start exits 1 on it, so
+    # --check must not call the configuration valid.
+    root = tmp_path / "www"
+    root.mkdir()
+    p = _check("--tls-cert", pki["ecdsa"][0], "--tls-key", pki["rsa"][1], str(root))
+    assert p.returncode == 2, p.stdout
+    assert pki["rsa"][1] in p.stderr and "not valid" in p.stderr, p.stderr
+
+
+def test_check_names_the_https_listener(pki, tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    p = _check("--tls-cert", pki["ecdsa"][0], "--tls-key", pki["ecdsa"][1], "--tls-cert",
+               pki["rsa"][0], "--tls-key", pki["rsa"][1], str(root))
+    assert p.returncode == 0, p.stderr
+    listen = [line for line in p.stdout.splitlines() if line.startswith("  listen on")]
+    assert listen and "https on port 0 (2 certificates, loaded)" in listen[0], p.stdout
+
+
+# -- the --status process holds no key ---------------------------------------------------
+
+
+def _big_shared_maps(pid):
+    """The shared writable mappings of pid of 256 KiB or more: the TLS area
+    (certificates, private keys, ticket keys) is one; the --status counters
+    are smaller."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            addr, perms = line.split()[:2]
+            lo, hi = (int(x, 16) for x in addr.split("-"))
+            if perms.startswith("rw-s") and hi - lo >= 256 * 1024:
+                out.append(line.strip())
+    return out
+
+
+def test_the_status_process_holds_no_private_key(pith, pki):
+    # The metrics process faces the network and has no use for TLS: it must
+    # not keep the shared area with the keys (a worker does).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        status_port = probe.getsockname()[1]
+    s = pith(*tls_args(pki), "--status", "127.0.0.1:%d" % status_port, workers=1)
+    worker = s.worker()
+    deadline = time.monotonic() + 10
+    while True:
+        children = [p for p in s.workers() if p != worker]
+        if children:
+            break
+        assert time.monotonic() < deadline, "no status process"
+        time.sleep(0.05)
+    assert _big_shared_maps(worker), "the worker should map the TLS area"
+    # It serves (503 until the worker reports itself up, then 200) ...
+    while http_raw.fetch(status_port, "/healthz").status != 200:
+        assert time.monotonic() < deadline, "/healthz never answered 200"
+        time.sleep(0.05)
+    # ... without the keys.
+    assert _big_shared_maps(children[0]) == []

@@ -478,9 +478,18 @@ static int check_run(const struct config *cfg, struct server *s)
         r = check_tcp(cfg, listen, sizeof listen);
     if (!r)
         r = check_files(&s->set, s);
+    if (!r)
+        r = prepare_tls(s); /* the same loading as a start: each pair must work */
     if (r) {
         fprintf(stderr, "pith: --check: the configuration is not valid\n");
         return 2;
+    }
+    if (s->tls) {
+        size_t n = cfg->tls_only ? 0 : strlen(listen); /* --tls-only: no plain listener */
+        snprintf(listen + n, sizeof listen - n, "%shttps on port %u (%u certificate%s, loaded)",
+                 n ? "; " : "", cfg->tls_port, s->set.ntls, s->set.ntls == 1 ? "" : "s");
+        tls_server_free(s->tls);
+        s->tls = NULL;
     }
     check_print(cfg, s, listen);
     return 0;

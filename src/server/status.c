@@ -26,6 +26,7 @@
 #include "core/respond.h"
 #include "server/log.h"
 #include "server/stats.h"
+#include "server/tls.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -315,6 +316,7 @@ int status_run(const struct server *srv)
         if (srv->tls_listen_fds[i] >= 0)
             sys_close(srv->tls_listen_fds[i]);
     sys_close(srv->root_fd); /* it serves no file */
+    tls_server_forget(srv->tls); /* nor TLS: no private or ticket key here */
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;

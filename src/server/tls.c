@@ -1042,6 +1042,17 @@ void tls_server_free(struct tls_server *ts)
     ts->nctx = 0;
 }
 
+void tls_server_forget(struct tls_server *ts)
+{
+    if (!ts)
+        return;
+    tls_server_free(ts);
+    if (ts->sh) {
+        sys_unmap(ts->sh, sizeof *ts->sh);
+        ts->sh = NULL;
+    }
+}
+
 const struct transport_ops transport_tls = {
     .name = "tls",
     .send = tls_send,

@@ -79,6 +79,10 @@ void tls_worker_report(const struct worker *w);
  * checker sees none (our tables are mmap'd, which it does not scan). */
 void tls_worker_exit(struct worker *w);
 void tls_server_free(struct tls_server *ts);
+/* In a child that serves no TLS (the --status process): frees the contexts
+ * and unmaps the shared area, so the private keys and ticket keys are not
+ * in its memory at all. */
+void tls_server_forget(struct tls_server *ts);
 
 /* --redirect-http: a 308 to https://host[:tls port]/path?query for a
  * request on the plain port. Only a host one of the certificates names

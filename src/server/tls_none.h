@@ -25,6 +25,11 @@ static inline int tls_server_reload(struct tls_server *ts, const struct settings
     (void)ts, (void)set;
     return 0;
 }
+static inline void tls_server_forget(struct tls_server *ts)
+{
+    (void)ts;
+}
+
 static inline void tls_server_free(struct tls_server *ts)
 {
     (void)ts;
