@@ -315,7 +315,7 @@ int status_run(const struct server *srv)
     for (unsigned i = 0; srv->tls && i < srv->nlisten; i++)
         if (srv->tls_listen_fds[i] >= 0)
             sys_close(srv->tls_listen_fds[i]);
-    sys_close(srv->root_fd); /* it serves no file */
+    sys_close(srv->root_fd);     /* it serves no file */
     tls_server_forget(srv->tls); /* nor TLS: no private or ticket key here */
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
