@@ -137,10 +137,12 @@ static const char *rfc_reason(int status)
     case 206: return "Partial Content";
     case 301: return "Moved Permanently";
     case 304: return "Not Modified";
+    case 308: return "Permanent Redirect"; /* --redirect-http */
     case 400: return "Bad Request";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable"; /* precompressed variants, identity refused */
     case 408: return "Request Timeout";
     case 412: return "Precondition Failed";
     case 414: return "URI Too Long";
