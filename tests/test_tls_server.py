@@ -358,3 +358,22 @@ def test_idle_tls_connections_are_small(pith, pki):
     print("memory per idle TLS connection: %.1f KiB" % per_conn)
     if not ASAN:
         assert per_conn <= 40, per_conn
+
+
+def test_plain_http_on_the_tls_port_ends_with_a_lingering_close(tserver):
+    # After the 400 the server shuts its side and keeps reading (nginx's
+    # lingering close): a client still sending (a body, pipelined requests)
+    # gets no reset, which on a real network could destroy the 400 before
+    # it is read. A plain close would answer the later bytes with a reset.
+    with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as s:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = b""
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+        assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n"), got
+        for _ in range(5):  # a reset shows on the send after the one it answers
+            s.sendall(b"X" * 1000)
+            time.sleep(0.05)

@@ -178,9 +178,7 @@ void conn_free(struct worker *w, struct conn *c)
     c->state = CONN_FREE;
 }
 
-/* Shuts our side and discards what the client still sends, until it closes
- * or LINGER_MS pass; the close is counted for `why`. */
-static void start_linger(struct worker *w, struct conn *c, enum close_reason why)
+void conn_linger(struct worker *w, struct conn *c, enum close_reason why)
 {
     release_slot(w, c);
     if (c->tp->ending)
@@ -297,7 +295,7 @@ static bool response_done(struct worker *w, struct conn *c)
                                                                : CLOSE_DONE;
         request_end(w, c);
         if (linger)
-            start_linger(w, c, why);
+            conn_linger(w, c, why);
         else
             conn_close(w, c, why);
         return false;
@@ -412,7 +410,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
         /* The backend dropped input it could not hold: what is left
          * cannot be answered; close once the client has read the rest. */
         request_end(w, c);
-        start_linger(w, c, CLOSE_OVERFLOW);
+        conn_linger(w, c, CLOSE_OVERFLOW);
         return;
     }
     if (n <= 0) {

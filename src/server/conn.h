@@ -70,6 +70,10 @@ struct conn {
 void conn_accepted(struct worker *w, struct conn *c);
 void conn_on_timeout(struct worker *w, struct conn *c);
 void conn_close(struct worker *w, struct conn *c, enum close_reason why);
+/* Shuts our side and discards what the client still sends, until it closes
+ * or LINGER_MS pass, so a final answer is not lost to a reset; the close is
+ * counted for `why`. */
+void conn_linger(struct worker *w, struct conn *c, enum close_reason why);
 /* SIGTERM: close c now if idle; otherwise it closes after its response. */
 void conn_drain(struct worker *w, struct conn *c);
 /* The backend no longer uses c: give everything back. */

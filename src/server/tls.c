@@ -670,8 +670,9 @@ static void plain_http(struct worker *w, struct conn *c)
                      sizeof body - 1, body);
     w->tls->plain_http++;
     sys_send(c->fd, msg, (size_t)n, false);
-    sys_shutdown_write(c->fd);
-    conn_close(w, c, CLOSE_DONE);
+    /* What the client sent after its head must not turn our close into a
+     * reset that could destroy the answer before it is read. */
+    conn_linger(w, c, CLOSE_DONE);
 }
 
 static void read_plaintext(struct worker *w, struct conn *c);
