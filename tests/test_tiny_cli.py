@@ -11,6 +11,7 @@ import signal
 import pytest
 
 from conftest import PithServer, run_pith
+from gaputil import poll_until
 
 REFUSED = [
     (["--io", "uring"], "--io uring", "io_uring"),
@@ -66,8 +67,12 @@ def test_listeners_with_and_without_reuseport(docroot, reuseport):
     try:
         workers = s.wait_workers(2)
         assert len(workers) == 2, workers
-        shared = _sockets(workers[0]) & _sockets(workers[1])
-        assert bool(shared) != reuseport, (reuseport, shared)
+        # A worker is forked holding every listener the master opened and
+        # closes the others' as it starts: look until both have (5 s).
+        def shared():
+            return _sockets(workers[0]) & _sockets(workers[1])
+
+        assert poll_until(lambda: bool(shared()) != reuseport, 5.0), (reuseport, shared())
         for _ in range(20):  # fresh connections, whichever worker takes them
             assert s.get("/").status == 200
         os.kill(workers[0], signal.SIGKILL)  # the replacement listens too
