@@ -53,9 +53,10 @@
 /* The TLS buffer of a connection with bytes in flight: a record's worth of
  * plaintext on its way out, then ciphertext the loop received and OpenSSL
  * has not read yet. Idle connections hold none. */
-#define TLS_OUT_SIZE (16 * 1024)
-#define TLS_IN_SIZE  (8 * 1024)
-#define TLS_BUF_SIZE (TLS_OUT_SIZE + TLS_IN_SIZE)
+#define TLS_OUT_SIZE         (16 * 1024)
+#define TLS_IN_SIZE          (8 * 1024)
+#define TLS_BUF_SIZE         (TLS_OUT_SIZE + TLS_IN_SIZE)
+#define TLS_RECORDS_PER_PUSH 16
 
 #define TLS12_CIPHERS                                                                              \
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                                   \
@@ -484,6 +485,17 @@ struct tls_worker {
     uint64_t handshakes, failed, ktls, userspace, plain_http;
 };
 
+/* SSL_get_error() needs an empty error queue before each call. Every
+ * failure clears what it leaves, so the queue is nearly always empty
+ * already, and a peek suffices: ERR_clear_error() walks all of the queue's
+ * slots, which before each read and write was 2.5% of a keep-alive
+ * request's CPU. */
+static inline void errors_clear(void)
+{
+    if (ERR_peek_error())
+        ERR_clear_error();
+}
+
 static struct tls_conn *tconn(struct worker *w, const struct conn *c)
 {
     return &w->tls->tc[c - w->conns];
@@ -709,7 +721,7 @@ static bool handshake(struct worker *w, struct conn *c)
             return false;
         }
     }
-    ERR_clear_error();
+    errors_clear();
     int r = SSL_do_handshake(tc->ssl);
     if (r == 1) {
         established(w, c);
@@ -740,7 +752,7 @@ static void read_plaintext(struct worker *w, struct conn *c)
         char *p = conn_input_room(w, c, &room);
         if (room == 0)
             break; /* the rest waits in OpenSSL or the TLS buffer (tls_want_read) */
-        ERR_clear_error();
+        errors_clear();
         int r = SSL_read_ex(tc->ssl, p, room, &n);
         if (r == 1) {
             got = true;
@@ -813,7 +825,7 @@ static ssize_t flush(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
     size_t written;
-    ERR_clear_error();
+    errors_clear();
     int r = SSL_write_ex(tc->ssl, tc->buf, tc->out_len, &written);
     if (r == 1) {
         ssize_t owed = tc->owed;
@@ -860,6 +872,26 @@ static ssize_t tls_send(struct worker *w, struct conn *c, const struct iovec *io
     return r;
 }
 
+/* One record of the file at off (after a held head): the bytes of the file
+ * it carried, -EAGAIN while it waits for writability, 0 when the file
+ * shrank, or -errno. */
+static ssize_t file_record(struct worker *w, struct conn *c, int fd, uint64_t off, size_t n)
+{
+    struct tls_conn *tc = tconn(w, c);
+    size_t k = TLS_OUT_SIZE - tc->out_len;
+    k = n < k ? n : k;
+    ssize_t got = sys_pread(fd, tc->buf + tc->out_len, k, off);
+    if (got <= 0)
+        return got;
+    tc->out_len = (uint16_t)(tc->out_len + got);
+    tc->owed = (uint16_t)got;
+    return flush(w, c);
+}
+
+/* Up to TLS_RECORDS_PER_PUSH records per call, written while the socket is
+ * corked: the kernel then sends them in full segments with one push (and
+ * wakes the client once) instead of once per record, which on a 1 MiB body
+ * costs a quarter of the CPU. */
 static ssize_t tls_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *off, size_t n)
 {
     struct tls_conn *tc = tconn(w, c);
@@ -868,18 +900,22 @@ static ssize_t tls_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *
     if (tc->pending)
         return -EAGAIN;
     take_buf(w->tls, tc);
-    size_t k = TLS_OUT_SIZE - tc->out_len;
-    k = n < k ? n : k;
-    ssize_t got = sys_pread(fd, tc->buf + tc->out_len, k, *off);
-    if (got <= 0)
-        return got; /* 0: the file shrank (the connection ends) */
-    tc->out_len = (uint16_t)(tc->out_len + got);
-    tc->owed = (uint16_t)got;
-    ssize_t r = flush(w, c);
-    if (r > 0)
+    bool corked = n > (size_t)(TLS_OUT_SIZE - tc->out_len) && sys_set_cork(c->fd, true) == 0;
+    ssize_t sent = 0;
+    for (unsigned i = 0; i < TLS_RECORDS_PER_PUSH && (size_t)sent < n; i++) {
+        ssize_t r = file_record(w, c, fd, *off, n - (size_t)sent);
+        if (r <= 0) {
+            /* What went before counts; the next call meets this again. */
+            sent = sent ? sent : r;
+            break;
+        }
         *off += (uint64_t)r;
+        sent += r;
+    }
+    if (corked)
+        sys_set_cork(c->fd, false);
     maybe_release(w->tls, tc);
-    return r;
+    return sent;
 }
 
 static void tls_writable(struct worker *w, struct conn *c)

@@ -79,6 +79,10 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
 int sys_local_port(int fd);
 int sys_peer_addr(int fd, struct sockaddr_storage *peer);
 int sys_set_nodelay(int fd);
+/* TCP_CORK on or off: writes made while it is on leave in full segments,
+ * and turning it off sends the rest at once (HTTPS batches its records).
+ * Only the full build defines it: pith-tiny has no HTTPS. */
+int sys_set_cork(int fd, bool on);
 int sys_shutdown_write(int fd);
 int sys_set_linger_reset(int fd);
 

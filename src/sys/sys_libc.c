@@ -259,6 +259,12 @@ int sys_set_nodelay(int fd)
     return (int)ret(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
 }
 
+int sys_set_cork(int fd, bool on)
+{
+    int v = on;
+    return (int)ret(setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v));
+}
+
 int sys_shutdown_write(int fd)
 {
     return (int)ret(shutdown(fd, SHUT_WR));
