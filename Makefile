@@ -22,7 +22,8 @@ CLI_SRC    = src/cli/config.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
-# -lssl -lcrypto: HTTPS (src/server/tls.c), OpenSSL 3 from Debian (libssl-dev)
+# -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
+TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 FULL_LIBS  = -luring -lssl -lcrypto $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
@@ -96,7 +97,7 @@ core-freestanding: build/free/core.o
 # --- pith-tiny: the freestanding build (docs/DESIGN.md, "The tiny build") --------------
 # No libc, no heap, no library: src/core, the server over src/sys/sys_raw.c
 # (raw system calls; numbers in src/sys/arch/, written by scripts/tiny-arch),
-# the epoll loop (no io_uring), no HTTPS (src/server/tls.c is left out and
+# the epoll loop (no io_uring), no HTTPS (TLS_SRC is left out and
 # tls.h gives the shared code inline no-ops), the worker sandbox over
 # src/sys/sandbox_raw.c, and src/cli/main_tiny.c; src/sys/raw/ stands in for the libc
 # headers the shared code includes. `make tiny` builds ./pith-tiny (x86-64,
@@ -104,7 +105,7 @@ core-freestanding: build/free/core.o
 # with Debian's cross compiler, for ARCH in TINY_CROSS. libgcc is linked for
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/tls.c,$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/sockets.c src/cli/check.c src/cli/main_tiny.c
 TINY_CROSS  = aarch64 arm mips mipsel riscv64

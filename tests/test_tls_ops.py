@@ -328,9 +328,9 @@ def test_check_names_the_https_listener(pki, tmp_path):
 
 
 def _big_shared_maps(pid):
-    """The shared writable mappings of pid of 256 KiB or more: the TLS area
-    (certificates, private keys, ticket keys) is one; the --status counters
-    are smaller."""
+    """The shared writable mappings of pid of 256 KiB or more: the TLS PEM
+    area (certificates, private keys) is one; the --status counters and the
+    ticket keys (a page of their own, unmapped with it) are smaller."""
     out = []
     with open("/proc/%d/maps" % pid) as f:
         for line in f:

@@ -64,7 +64,7 @@ struct settings {
     const char *group;      /* --group: with --user, the workers' group */
     const char *chroot_dir; /* --chroot: workers chroot here before dropping to --user */
     struct site site;       /* --fallback, --clean-urls, --header, --cors, --error-page */
-    /* HTTPS (issue 10; src/server/tls.c) */
+    /* HTTPS (issue 10; src/server/tls_ctx.c, tls.c) */
     const char *tls_cert[SETTINGS_TLS_PAIRS_MAX]; /* full-chain PEM; [0] is the default */
     const char *tls_key[SETTINGS_TLS_PAIRS_MAX];
     unsigned ntls;              /* certificate/key pairs; 0: no HTTPS */

@@ -1,34 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tls.c - HTTPS: see tls.h. Three parts:
- *
- * - The policy and the certificates (master, before forking): TLS 1.2 and
- *   1.3 only, AEAD suites only (AES-GCM, ChaCha20-Poly1305) with ECDHE over
- *   X25519 or P-256, the server's order with ChaCha20 first for clients that
- *   prefer it, no renegotiation, no compression, no 0-RTT, ALPN http/1.1.
- *   One SSL_CTX per pair; SNI picks among them, the first is the default.
- *   The PEM texts live in a shared mapping, so a worker can rebuild its
- *   contexts on HUP without reading files it may no longer be allowed to.
- *
- * - Session tickets: AES-256-CBC + HMAC-SHA256 keys in the same shared
- *   mapping, made by the master before forking, so a ticket one worker
- *   issued resumes on any other. The master replaces the older key every
- *   12 hours; the previous one still decrypts (and such a ticket is renewed).
- *
- * - The transport: OpenSSL reads ciphertext from the connection's TLS
- *   buffer (a small BIO of our own: the event loop owns receiving, on both
- *   backends) and writes to the socket itself (a socket BIO, which is what
- *   lets OpenSSL switch the socket to kernel TLS after the handshake).
+ * tls.c - HTTPS's transport (see tls.h, transport.h): a worker's TLS
+ * connections. OpenSSL reads ciphertext from the connection's TLS buffer (a
+ * small BIO of our own: the event loop owns receiving, on both backends)
+ * and writes to the socket itself (a socket BIO, which is what lets OpenSSL
+ * switch the socket to kernel TLS after the handshake). The contexts a
+ * connection starts with come from tls_ctx.c; this file never reads a
+ * certificate, a key or a ticket key.
  */
 #include "server/tls.h"
+#include "server/tls_internal.h"
 
-#include "core/authority.h"
-#include "core/bytes.h"
-#include "core/http_parse.h"
 #include "server/conn.h"
 #include "server/exchange.h"
 #include "server/log.h"
-#include "server/reply.h"
 #include "server/server.h"
 #include "server/transport.h"
 #include "server/worker.h"
@@ -36,19 +21,9 @@
 
 #include <errno.h>
 #include <openssl/bio.h>
-#include <openssl/core_names.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define CERT_PEM_MAX    (64 * 1024) /* a certificate chain's PEM text */
-#define KEY_PEM_MAX     (16 * 1024) /* a private key's */
-#define TICKET_ROTATE_S (12 * 3600)
 
 /* The TLS buffer of a connection with bytes in flight: a record's worth of
  * plaintext on its way out, then ciphertext the loop received and OpenSSL
@@ -57,407 +32,6 @@
 #define TLS_IN_SIZE          (8 * 1024)
 #define TLS_BUF_SIZE         (TLS_OUT_SIZE + TLS_IN_SIZE)
 #define TLS_RECORDS_PER_PUSH 16
-
-#define TLS12_CIPHERS                                                                              \
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                                   \
-    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                                   \
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
-#define TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
-
-struct ticket_key {
-    unsigned char name[16], aes[32], hmac[32];
-};
-
-/* Shared between the master and every worker (MAP_SHARED). */
-struct tls_shared {
-    uint32_t current;   /* keys[current] encrypts; the other one still decrypts */
-    int64_t rotated_at; /* seconds */
-    int64_t rotate_s;   /* TICKET_ROTATE_S (PITH_TICKET_ROTATE_S in tests) */
-    struct ticket_key keys[2];
-    uint32_t generation; /* bumped by each reload the master accepted */
-    uint32_t npairs;
-    uint32_t cert_len[SETTINGS_TLS_PAIRS_MAX], key_len[SETTINGS_TLS_PAIRS_MAX];
-    char cert[SETTINGS_TLS_PAIRS_MAX][CERT_PEM_MAX];
-    char key[SETTINGS_TLS_PAIRS_MAX][KEY_PEM_MAX];
-};
-
-/* The master's, copied into each worker by fork; a worker then updates its
- * own copy on HUP. */
-struct tls_server {
-    struct tls_shared *sh;
-    SSL_CTX *ctx[SETTINGS_TLS_PAIRS_MAX]; /* ctx[0]: the default */
-    unsigned nctx;
-    uint32_t generation; /* of ctx[] */
-    const struct settings *set;
-    char path_note[160];
-};
-
-/* ---- errors ------------------------------------------------------------------------ */
-
-/* OpenSSL's reason for the first error queued (the root cause), then the
- * queue is emptied. */
-static const char *ssl_reason(char *out, size_t cap)
-{
-    unsigned long e = ERR_peek_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
-    if (e && ERR_SYSTEM_ERROR(e))
-        snprintf(out, cap, "%s", strerror((int)(e & ERR_SYSTEM_MASK))); /* errno */
-    else if (r)
-        snprintf(out, cap, "%s", r);
-    else if (e)
-        ERR_error_string_n(e, out, cap);
-    else
-        snprintf(out, cap, "unknown error");
-    ERR_clear_error();
-    return out;
-}
-
-static void set_err(char *err, size_t cap, const char *flag, const char *file, const char *what)
-{
-    char reason[200];
-    ssl_reason(reason, sizeof reason);
-    snprintf(err, cap, "%s %s: %s%s", flag, file, what, reason);
-}
-
-/* ---- the policy ------------------------------------------------------------------- */
-
-static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
-                       const unsigned char *in, unsigned inlen, void *arg)
-{
-    (void)s;
-    (void)arg;
-    /* The server's list, in its order of preference: "h2" goes first here
-     * once HTTP/2 exists. */
-    static const unsigned char ours[] = "\x08http/1.1";
-    unsigned char *sel;
-    if (SSL_select_next_proto(&sel, outlen, ours, sizeof ours - 1, in, inlen) !=
-        OPENSSL_NPN_NEGOTIATED)
-        return SSL_TLSEXT_ERR_NOACK; /* no common protocol: go on without ALPN */
-    *out = sel;
-    return SSL_TLSEXT_ERR_OK;
-}
-
-/* SNI: the first context whose certificate names the host; the default
- * (the first pair) otherwise. */
-static int sni_select(SSL *s, int *alert, void *arg)
-{
-    (void)alert;
-    (void)arg;
-    struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
-    const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
-    if (!ts || !name)
-        return SSL_TLSEXT_ERR_OK;
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
-        if (cert && X509_check_host(cert, name, 0, 0, NULL) == 1) {
-            if (SSL_get_SSL_CTX(s) != ts->ctx[i])
-                SSL_set_SSL_CTX(s, ts->ctx[i]);
-            break;
-        }
-    }
-    return SSL_TLSEXT_ERR_OK;
-}
-
-static int ticket_mac(EVP_MAC_CTX *hctx, unsigned char *key)
-{
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key, 32),
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
-        OSSL_PARAM_construct_end(),
-    };
-    return EVP_MAC_CTX_set_params(hctx, params);
-}
-
-/* Encrypts new tickets with the current key; decrypts with whichever of
- * the two made the ticket (1), asking for a fresh ticket when it was the
- * previous key (2); an unknown key means a full handshake (0). */
-static int ticket_key_cb(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *ctx,
-                         EVP_MAC_CTX *hctx, int enc)
-{
-    struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
-    if (!ts)
-        return -1;
-    uint32_t cur = __atomic_load_n(&ts->sh->current, __ATOMIC_ACQUIRE) & 1;
-    if (enc) {
-        struct ticket_key *k = &ts->sh->keys[cur];
-        if (RAND_bytes(iv, 16) != 1)
-            return -1;
-        memcpy(name, k->name, 16);
-        if (EVP_EncryptInit_ex(ctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1 ||
-            ticket_mac(hctx, k->hmac) != 1)
-            return -1;
-        return 1;
-    }
-    for (uint32_t j = 0; j < 2; j++) {
-        uint32_t i = cur ^ j;
-        struct ticket_key *k = &ts->sh->keys[i];
-        if (memcmp(name, k->name, 16) != 0)
-            continue;
-        if (EVP_DecryptInit_ex(ctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1 ||
-            ticket_mac(hctx, k->hmac) != 1)
-            return -1;
-        return j == 0 ? 1 : 2;
-    }
-    return 0;
-}
-
-static SSL_CTX *ctx_policy(struct tls_server *ts)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (!ctx)
-        return NULL;
-    static const unsigned char sid_ctx[] = "pith";
-    bool ok = SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 &&
-              SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) == 1 &&
-              SSL_CTX_set_cipher_list(ctx, TLS12_CIPHERS) == 1 &&
-              SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) == 1 &&
-              SSL_CTX_set1_groups_list(ctx, "X25519:P-256") == 1 &&
-              SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1) == 1 &&
-              SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb) == 1;
-    if (!ok) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA |
-                                 SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
-                                 SSL_OP_ENABLE_KTLS);
-    /* Idle connections give OpenSSL's record buffers back; a retried
-     * SSL_write may come from the same buffer at another moment. */
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    SSL_CTX_set_max_early_data(ctx, 0); /* no 0-RTT: replayable requests */
-    /* Tickets carry the sessions (stateless, shared keys); no per-worker
-     * session cache. One ticket per handshake is enough for a client. */
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    SSL_CTX_set_num_tickets(ctx, 1);
-    SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
-    SSL_CTX_set_tlsext_servername_callback(ctx, sni_select);
-    SSL_CTX_set_app_data(ctx, ts);
-    return ctx;
-}
-
-static int no_passphrase(char *buf, int size, int rwflag, void *u)
-{
-    (void)buf;
-    (void)size;
-    (void)rwflag;
-    (void)u;
-    return 0; /* an encrypted key is refused, never prompted for */
-}
-
-/* A context for pair i from the PEM texts in the shared mapping. */
-static SSL_CTX *ctx_build(struct tls_server *ts, unsigned i, char *err, size_t cap)
-{
-    const struct tls_shared *sh = ts->sh;
-    const char *cert_file = ts->set->tls_cert[i], *key_file = ts->set->tls_key[i];
-    SSL_CTX *ctx = ctx_policy(ts);
-    if (!ctx) {
-        set_err(err, cap, "--tls-cert", cert_file, "cannot set up the TLS policy: ");
-        return NULL;
-    }
-    BIO *cb = BIO_new_mem_buf(sh->cert[i], (int)sh->cert_len[i]);
-    BIO *kb = BIO_new_mem_buf(sh->key[i], (int)sh->key_len[i]);
-    X509 *leaf = cb ? PEM_read_bio_X509_AUX(cb, NULL, no_passphrase, NULL) : NULL;
-    EVP_PKEY *key = NULL;
-    bool ok = false;
-    if (!leaf) {
-        set_err(err, cap, "--tls-cert", cert_file, "no certificate: ");
-    } else if (SSL_CTX_use_certificate(ctx, leaf) != 1) {
-        set_err(err, cap, "--tls-cert", cert_file, "");
-    } else {
-        X509 *extra;
-        ok = true;
-        while (ok && (extra = PEM_read_bio_X509(cb, NULL, no_passphrase, NULL)))
-            if (SSL_CTX_add0_chain_cert(ctx, extra) != 1) {
-                X509_free(extra);
-                set_err(err, cap, "--tls-cert", cert_file, "chain: ");
-                ok = false;
-            }
-        ERR_clear_error(); /* the end of the file reads as "no start line" */
-        key = ok && kb ? PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL) : NULL;
-        EVP_PKEY *pub = X509_get0_pubkey(leaf);
-        if (ok && !key) {
-            set_err(err, cap, "--tls-key", key_file, "no private key: ");
-            ok = false;
-        } else if (ok && pub && !EVP_PKEY_is_a(key, EVP_PKEY_get0_type_name(pub))) {
-            /* OpenSSL files a key of another type beside the certificate
-             * and only then finds no certificate for it: say it plainly. */
-            snprintf(err, cap, "--tls-key %s: a %s key, but the certificate's key is %s", key_file,
-                     EVP_PKEY_get0_type_name(key), EVP_PKEY_get0_type_name(pub));
-            ok = false;
-        } else if (ok &&
-                   (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1)) {
-            set_err(err, cap, "--tls-key", key_file, "does not match the certificate: ");
-            ok = false;
-        }
-    }
-    X509_free(leaf);
-    EVP_PKEY_free(key);
-    BIO_free(cb);
-    BIO_free(kb);
-    if (!ok) {
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-/* Reads a whole PEM file into dst[cap]. */
-static int read_pem(const char *flag, const char *path, char *dst, size_t cap, uint32_t *len,
-                    char *err, size_t errcap)
-{
-    BIO *b = BIO_new_file(path, "r");
-    if (!b) {
-        set_err(err, errcap, flag, path, "cannot read: ");
-        return -1;
-    }
-    size_t n = 0;
-    int r;
-    while (n < cap && (r = BIO_read(b, dst + n, (int)(cap - n))) > 0)
-        n += (size_t)r;
-    char extra;
-    bool too_big = n == cap && BIO_read(b, &extra, 1) > 0;
-    BIO_free(b);
-    ERR_clear_error();
-    if (too_big) {
-        snprintf(err, errcap, "%s %s: larger than %zu KiB", flag, path, cap >> 10);
-        return -1;
-    }
-    *len = (uint32_t)n;
-    return 0;
-}
-
-/* Reads every pair into sh's PEM area, then builds a context from each
- * into out[]. On failure nothing is kept (the caller's contexts stay). */
-static int load_pairs(struct tls_server *ts, SSL_CTX **out, char *err, size_t cap)
-{
-    const struct settings *set = ts->set;
-    struct tls_shared *sh = ts->sh;
-    for (unsigned i = 0; i < set->ntls; i++)
-        if (read_pem("--tls-cert", set->tls_cert[i], sh->cert[i], CERT_PEM_MAX, &sh->cert_len[i],
-                     err, cap) < 0 ||
-            read_pem("--tls-key", set->tls_key[i], sh->key[i], KEY_PEM_MAX, &sh->key_len[i], err,
-                     cap) < 0)
-            return -1;
-    for (unsigned i = 0; i < set->ntls; i++) {
-        out[i] = ctx_build(ts, i, err, cap);
-        if (!out[i]) {
-            while (i--)
-                SSL_CTX_free(out[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void new_ticket_key(struct ticket_key *k)
-{
-    if (RAND_bytes(k->name, sizeof k->name) != 1 || RAND_bytes(k->aes, sizeof k->aes) != 1 ||
-        RAND_bytes(k->hmac, sizeof k->hmac) != 1)
-        sys_random(k, sizeof *k); /* the kernel's CSPRNG directly */
-}
-
-/* Whether the kernel offers the tls ULP that kernel TLS needs. */
-static void probe_ktls(struct tls_server *ts)
-{
-    char ulps[256] = "";
-    BIO *b = BIO_new_file("/proc/sys/net/ipv4/tcp_available_ulp", "r");
-    int n = b ? BIO_read(b, ulps, sizeof ulps - 1) : 0;
-    BIO_free(b);
-    ERR_clear_error();
-    ulps[n > 0 ? n : 0] = '\0';
-    bool found = false;
-    for (char *t = strtok(ulps, " \n"); t && !found; t = strtok(NULL, " \n"))
-        found = strcmp(t, "tls") == 0;
-    snprintf(ts->path_note, sizeof ts->path_note, "%s",
-             found ? "kernel TLS available" : "userspace TLS: the kernel has no tls module loaded");
-}
-
-struct tls_server *tls_server_new(const struct settings *set, char *err, size_t cap)
-{
-    struct tls_server *ts = sys_map(sizeof *ts);
-    struct tls_shared *sh = sys_map_shared(sizeof *sh);
-    if (!ts || !sh) {
-        snprintf(err, cap, "cannot reserve memory for TLS");
-        return NULL;
-    }
-    ts->sh = sh;
-    ts->set = set;
-    new_ticket_key(&sh->keys[0]);
-    new_ticket_key(&sh->keys[1]);
-    sh->rotated_at = sys_now_real();
-    sh->rotate_s = TICKET_ROTATE_S;
-    /* The tests shorten the 12 hours to watch a rotation happen. */
-    const char *rot = sys_getenv("PITH_TICKET_ROTATE_S");
-    if (rot && rot[0] >= '1' && rot[0] <= '9')
-        sh->rotate_s = strtol(rot, NULL, 10);
-    sh->npairs = set->ntls;
-    if (load_pairs(ts, ts->ctx, err, cap) < 0)
-        return NULL;
-    ts->nctx = set->ntls;
-    probe_ktls(ts);
-    return ts;
-}
-
-const char *tls_server_path(const struct tls_server *ts)
-{
-    return ts->path_note;
-}
-
-void tls_server_tick(struct tls_server *ts, int64_t now)
-{
-    struct tls_shared *sh = ts->sh;
-    if (now - sh->rotated_at < sh->rotate_s)
-        return;
-    /* The previous key is overwritten, the current one becomes the
-     * previous: tickets from the last 12 hours still resume. */
-    uint32_t next = (sh->current & 1) ^ 1;
-    new_ticket_key(&sh->keys[next]);
-    __atomic_store_n(&sh->current, next, __ATOMIC_RELEASE);
-    sh->rotated_at = now;
-}
-
-static void replace_contexts(struct tls_server *ts, SSL_CTX **fresh)
-{
-    /* Connections in flight hold a reference to their context: freeing
-     * ours leaves theirs alive until they end. */
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        SSL_CTX_free(ts->ctx[i]);
-        ts->ctx[i] = fresh[i];
-    }
-}
-
-int tls_server_reload(struct tls_server *ts, const struct settings *set)
-{
-    char err[400];
-    SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
-    /* The PEM area is rewritten in place: keep the old texts to restore
-     * them when the new ones are refused (a worker restarted later must
-     * build what the others run). */
-    struct tls_shared *saved = sys_map(sizeof *saved);
-    if (!saved) {
-        log_error("HUP: keeping the current TLS certificates and keys: out of memory");
-        return -1;
-    }
-    memcpy(saved->cert_len, ts->sh->cert_len, sizeof saved->cert_len);
-    memcpy(saved->key_len, ts->sh->key_len, sizeof saved->key_len);
-    memcpy(saved->cert, ts->sh->cert, sizeof saved->cert);
-    memcpy(saved->key, ts->sh->key, sizeof saved->key);
-    (void)set;
-    if (load_pairs(ts, fresh, err, sizeof err) < 0) {
-        memcpy(ts->sh->cert_len, saved->cert_len, sizeof saved->cert_len);
-        memcpy(ts->sh->key_len, saved->key_len, sizeof saved->key_len);
-        memcpy(ts->sh->cert, saved->cert, sizeof saved->cert);
-        memcpy(ts->sh->key, saved->key, sizeof saved->key);
-        sys_unmap(saved, sizeof *saved);
-        log_error3("HUP: keeping the current TLS certificates and keys: ", err, "");
-        return -1;
-    }
-    sys_unmap(saved, sizeof *saved);
-    replace_contexts(ts, fresh);
-    ts->generation = ++ts->sh->generation;
-    log_error("HUP: TLS certificates and keys reloaded");
-    return 0;
-}
 
 /* ---- a worker's connections ------------------------------------------------------ */
 
@@ -737,7 +311,7 @@ static bool handshake(struct worker *w, struct conn *c)
             return false;
         }
         /* fall through */
-    default: handshake_failed(w, c, ssl_reason(why, sizeof why)); return false;
+    default: handshake_failed(w, c, tls_ssl_reason(why, sizeof why)); return false;
     }
 }
 
@@ -974,26 +548,6 @@ void tls_run_ready(struct worker *w)
     }
 }
 
-void tls_worker_reload(struct worker *w)
-{
-    struct tls_server *ts = w->srv->tls;
-    if (!ts || ts->generation == ts->sh->generation)
-        return;
-    SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
-    char err[400];
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        fresh[i] = ctx_build(ts, i, err, sizeof err);
-        if (!fresh[i]) {
-            while (i--)
-                SSL_CTX_free(fresh[i]);
-            log_error3("HUP: this worker keeps its TLS certificates: ", err, "");
-            return;
-        }
-    }
-    replace_contexts(ts, fresh);
-    ts->generation = ts->sh->generation;
-}
-
 void tls_worker_report(const struct worker *w)
 {
     const struct tls_worker *tw = w->tls;
@@ -1009,51 +563,6 @@ void tls_worker_report(const struct worker *w)
     log_error(line);
 }
 
-/* ---- --redirect-http ---------------------------------------------------------------- */
-
-/* Whether one of the certificates names host (a DNS name or an address). */
-static bool certs_name(const struct tls_server *ts, const char *host)
-{
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
-        if (cert &&
-            (X509_check_host(cert, host, 0, 0, NULL) == 1 || X509_check_ip_asc(cert, host, 0) == 1))
-            return true;
-    }
-    ERR_clear_error();
-    return false;
-}
-
-void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
-                  const struct span *query)
-{
-    char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
-    bool ipv6;
-    if (authority_host(host, name, sizeof name, &ipv6) < 0 || !certs_name(w->srv->tls, name)) {
-        reply_error(w, x, 400); /* a Host none of our certificates names */
-        return;
-    }
-    struct buf b = buf_make(loc, sizeof loc);
-    buf_put_cstr(&b, ipv6 ? "https://[" : "https://");
-    buf_put_cstr(&b, name);
-    if (ipv6)
-        buf_put_char(&b, ']');
-    if (w->srv->tls_port != 443) {
-        buf_put_char(&b, ':');
-        buf_put_u64(&b, w->srv->tls_port);
-    }
-    buf_put_span(&b, path);
-    if (query) {
-        buf_put_char(&b, '?');
-        buf_put_span(&b, *query);
-    }
-    if (b.full) {
-        reply_error(w, x, 414);
-        return;
-    }
-    reply_small(w, x, 308, "Location", span_make(loc, b.len), false);
-}
-
 void tls_worker_exit(struct worker *w)
 {
     struct tls_worker *tw = w->tls;
@@ -1066,28 +575,6 @@ void tls_worker_exit(struct worker *w)
     BIO_meth_free(tw->in_method);
     tw->in_method = NULL;
     tls_server_free(w->srv->tls);
-}
-
-void tls_server_free(struct tls_server *ts)
-{
-    if (!ts)
-        return;
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        SSL_CTX_free(ts->ctx[i]);
-        ts->ctx[i] = NULL;
-    }
-    ts->nctx = 0;
-}
-
-void tls_server_forget(struct tls_server *ts)
-{
-    if (!ts)
-        return;
-    tls_server_free(ts);
-    if (ts->sh) {
-        sys_unmap(ts->sh, sizeof *ts->sh);
-        ts->sh = NULL;
-    }
 }
 
 const struct transport_ops transport_tls = {

@@ -31,9 +31,9 @@ struct conn;
 struct exchange;
 
 #ifdef PITH_TINY
-/* pith-tiny leaves HTTPS out (config.c refuses its flags, tls.c is not
- * built): srv->tls is always NULL and no TLS listener exists, so the shared
- * code's calls below are no-ops the compiler removes. */
+/* pith-tiny leaves HTTPS out (config.c refuses its flags, the tls*.c files
+ * are not built): srv->tls is always NULL and no TLS listener exists, so
+ * the shared code's calls below are no-ops the compiler removes. */
 #include "server/tls_none.h"
 #else
 

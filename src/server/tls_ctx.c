@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tls_ctx.c - HTTPS's policy and certificates (see tls.h): TLS 1.2 and 1.3
+ * only, AEAD suites only (AES-GCM, ChaCha20-Poly1305) with ECDHE over X25519
+ * or P-256, the server's order with ChaCha20 first for clients that prefer
+ * it, no renegotiation, no compression, no 0-RTT, ALPN http/1.1. One SSL_CTX
+ * per pair; SNI picks among them, the first is the default.
+ *
+ * The master reads the pairs before forking and keeps their PEM texts in a
+ * shared mapping, so on HUP a worker can rebuild its contexts without
+ * reading files it may no longer be allowed to. This file never touches a
+ * connection (tls.c) or the ticket keys (tls_tickets.c).
+ */
+#include "server/tls.h"
+#include "server/tls_internal.h"
+
+#include "core/authority.h"
+#include "core/bytes.h"
+#include "core/http_parse.h"
+#include "server/log.h"
+#include "server/reply.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "sys/sys.h"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <string.h>
+
+#define CERT_PEM_MAX (64 * 1024) /* a certificate chain's PEM text */
+#define KEY_PEM_MAX  (16 * 1024) /* a private key's */
+
+#define TLS12_CIPHERS                                                                              \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"                                   \
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                                   \
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+#define TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+
+/* The PEM texts, shared between the master and every worker (MAP_SHARED). */
+struct tls_pems {
+    uint32_t generation; /* bumped by each reload the master accepted */
+    uint32_t cert_len[SETTINGS_TLS_PAIRS_MAX], key_len[SETTINGS_TLS_PAIRS_MAX];
+    char cert[SETTINGS_TLS_PAIRS_MAX][CERT_PEM_MAX];
+    char key[SETTINGS_TLS_PAIRS_MAX][KEY_PEM_MAX];
+};
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+const char *tls_ssl_reason(char *out, size_t cap)
+{
+    unsigned long e = ERR_peek_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    if (e && ERR_SYSTEM_ERROR(e))
+        snprintf(out, cap, "%s", strerror((int)(e & ERR_SYSTEM_MASK))); /* errno */
+    else if (r)
+        snprintf(out, cap, "%s", r);
+    else if (e)
+        ERR_error_string_n(e, out, cap);
+    else
+        snprintf(out, cap, "unknown error");
+    ERR_clear_error();
+    return out;
+}
+
+static void set_err(char *err, size_t cap, const char *flag, const char *file, const char *what)
+{
+    char reason[200];
+    tls_ssl_reason(reason, sizeof reason);
+    snprintf(err, cap, "%s %s: %s%s", flag, file, what, reason);
+}
+
+/* ---- the policy ------------------------------------------------------------------- */
+
+static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned inlen, void *arg)
+{
+    (void)s;
+    (void)arg;
+    /* The server's list, in its order of preference: "h2" goes first here
+     * once HTTP/2 exists. */
+    static const unsigned char ours[] = "\x08http/1.1";
+    unsigned char *sel;
+    if (SSL_select_next_proto(&sel, outlen, ours, sizeof ours - 1, in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK; /* no common protocol: go on without ALPN */
+    *out = sel;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* SNI: the first context whose certificate names the host; the default
+ * (the first pair) otherwise. */
+static int sni_select(SSL *s, int *alert, void *arg)
+{
+    (void)alert;
+    (void)arg;
+    struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
+    const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+    if (!ts || !name)
+        return SSL_TLSEXT_ERR_OK;
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        if (cert && X509_check_host(cert, name, 0, 0, NULL) == 1) {
+            if (SSL_get_SSL_CTX(s) != ts->ctx[i])
+                SSL_set_SSL_CTX(s, ts->ctx[i]);
+            break;
+        }
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+static SSL_CTX *ctx_policy(struct tls_server *ts)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx)
+        return NULL;
+    static const unsigned char sid_ctx[] = "pith";
+    bool ok = SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 &&
+              SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) == 1 &&
+              SSL_CTX_set_cipher_list(ctx, TLS12_CIPHERS) == 1 &&
+              SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) == 1 &&
+              SSL_CTX_set1_groups_list(ctx, "X25519:P-256") == 1 &&
+              SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1) == 1 &&
+              tls_tickets_use(ctx);
+    if (!ok) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA |
+                                 SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                                 SSL_OP_ENABLE_KTLS);
+    /* Idle connections give OpenSSL's record buffers back; a retried
+     * SSL_write may come from the same buffer at another moment. */
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_max_early_data(ctx, 0); /* no 0-RTT: replayable requests */
+    /* Tickets carry the sessions (stateless, shared keys); no per-worker
+     * session cache. One ticket per handshake is enough for a client. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_num_tickets(ctx, 1);
+    SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+    SSL_CTX_set_tlsext_servername_callback(ctx, sni_select);
+    SSL_CTX_set_app_data(ctx, ts);
+    return ctx;
+}
+
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)u;
+    return 0; /* an encrypted key is refused, never prompted for */
+}
+
+/* A context for pair i from the PEM texts in the shared mapping. */
+static SSL_CTX *ctx_build(struct tls_server *ts, unsigned i, char *err, size_t cap)
+{
+    const struct tls_pems *sh = ts->pems;
+    const char *cert_file = ts->set->tls_cert[i], *key_file = ts->set->tls_key[i];
+    SSL_CTX *ctx = ctx_policy(ts);
+    if (!ctx) {
+        set_err(err, cap, "--tls-cert", cert_file, "cannot set up the TLS policy: ");
+        return NULL;
+    }
+    BIO *cb = BIO_new_mem_buf(sh->cert[i], (int)sh->cert_len[i]);
+    BIO *kb = BIO_new_mem_buf(sh->key[i], (int)sh->key_len[i]);
+    X509 *leaf = cb ? PEM_read_bio_X509_AUX(cb, NULL, no_passphrase, NULL) : NULL;
+    EVP_PKEY *key = NULL;
+    bool ok = false;
+    if (!leaf) {
+        set_err(err, cap, "--tls-cert", cert_file, "no certificate: ");
+    } else if (SSL_CTX_use_certificate(ctx, leaf) != 1) {
+        set_err(err, cap, "--tls-cert", cert_file, "");
+    } else {
+        X509 *extra;
+        ok = true;
+        while (ok && (extra = PEM_read_bio_X509(cb, NULL, no_passphrase, NULL)))
+            if (SSL_CTX_add0_chain_cert(ctx, extra) != 1) {
+                X509_free(extra);
+                set_err(err, cap, "--tls-cert", cert_file, "chain: ");
+                ok = false;
+            }
+        ERR_clear_error(); /* the end of the file reads as "no start line" */
+        key = ok && kb ? PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL) : NULL;
+        EVP_PKEY *pub = X509_get0_pubkey(leaf);
+        if (ok && !key) {
+            set_err(err, cap, "--tls-key", key_file, "no private key: ");
+            ok = false;
+        } else if (ok && pub && !EVP_PKEY_is_a(key, EVP_PKEY_get0_type_name(pub))) {
+            /* OpenSSL files a key of another type beside the certificate
+             * and only then finds no certificate for it: say it plainly. */
+            snprintf(err, cap, "--tls-key %s: a %s key, but the certificate's key is %s", key_file,
+                     EVP_PKEY_get0_type_name(key), EVP_PKEY_get0_type_name(pub));
+            ok = false;
+        } else if (ok &&
+                   (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1)) {
+            set_err(err, cap, "--tls-key", key_file, "does not match the certificate: ");
+            ok = false;
+        }
+    }
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    BIO_free(cb);
+    BIO_free(kb);
+    if (!ok) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* ---- the pairs (the master reads them) --------------------------------------------- */
+
+/* Reads a whole PEM file into dst[cap]. */
+static int read_pem(const char *flag, const char *path, char *dst, size_t cap, uint32_t *len,
+                    char *err, size_t errcap)
+{
+    BIO *b = BIO_new_file(path, "r");
+    if (!b) {
+        set_err(err, errcap, flag, path, "cannot read: ");
+        return -1;
+    }
+    size_t n = 0;
+    int r;
+    while (n < cap && (r = BIO_read(b, dst + n, (int)(cap - n))) > 0)
+        n += (size_t)r;
+    char extra;
+    bool too_big = n == cap && BIO_read(b, &extra, 1) > 0;
+    BIO_free(b);
+    ERR_clear_error();
+    if (too_big) {
+        snprintf(err, errcap, "%s %s: larger than %zu KiB", flag, path, cap >> 10);
+        return -1;
+    }
+    *len = (uint32_t)n;
+    return 0;
+}
+
+/* Reads every pair into sh's PEM area, then builds a context from each
+ * into out[]. On failure nothing is kept (the caller's contexts stay). */
+static int load_pairs(struct tls_server *ts, SSL_CTX **out, char *err, size_t cap)
+{
+    const struct settings *set = ts->set;
+    struct tls_pems *sh = ts->pems;
+    for (unsigned i = 0; i < set->ntls; i++)
+        if (read_pem("--tls-cert", set->tls_cert[i], sh->cert[i], CERT_PEM_MAX, &sh->cert_len[i],
+                     err, cap) < 0 ||
+            read_pem("--tls-key", set->tls_key[i], sh->key[i], KEY_PEM_MAX, &sh->key_len[i], err,
+                     cap) < 0)
+            return -1;
+    for (unsigned i = 0; i < set->ntls; i++) {
+        out[i] = ctx_build(ts, i, err, cap);
+        if (!out[i]) {
+            while (i--)
+                SSL_CTX_free(out[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the kernel offers the tls ULP that kernel TLS needs. */
+static void probe_ktls(struct tls_server *ts)
+{
+    char ulps[256] = "";
+    BIO *b = BIO_new_file("/proc/sys/net/ipv4/tcp_available_ulp", "r");
+    int n = b ? BIO_read(b, ulps, sizeof ulps - 1) : 0;
+    BIO_free(b);
+    ERR_clear_error();
+    ulps[n > 0 ? n : 0] = '\0';
+    bool found = false;
+    for (char *t = strtok(ulps, " \n"); t && !found; t = strtok(NULL, " \n"))
+        found = strcmp(t, "tls") == 0;
+    snprintf(ts->path_note, sizeof ts->path_note, "%s",
+             found ? "kernel TLS available" : "userspace TLS: the kernel has no tls module loaded");
+}
+
+struct tls_server *tls_server_new(const struct settings *set, char *err, size_t cap)
+{
+    struct tls_server *ts = sys_map(sizeof *ts);
+    struct tls_pems *sh = sys_map_shared(sizeof *sh);
+    struct tls_tickets *tk = tls_tickets_new();
+    if (!ts || !sh || !tk) {
+        snprintf(err, cap, "cannot reserve memory for TLS");
+        return NULL;
+    }
+    ts->pems = sh;
+    ts->tickets = tk;
+    ts->set = set;
+    if (load_pairs(ts, ts->ctx, err, cap) < 0)
+        return NULL;
+    ts->nctx = set->ntls;
+    probe_ktls(ts);
+    return ts;
+}
+
+const char *tls_server_path(const struct tls_server *ts)
+{
+    return ts->path_note;
+}
+
+/* ---- reload on HUP: the master, then each worker ----------------------------------- */
+
+static void replace_contexts(struct tls_server *ts, SSL_CTX **fresh)
+{
+    /* Connections in flight hold a reference to their context: freeing
+     * ours leaves theirs alive until they end. */
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        SSL_CTX_free(ts->ctx[i]);
+        ts->ctx[i] = fresh[i];
+    }
+}
+
+int tls_server_reload(struct tls_server *ts, const struct settings *set)
+{
+    char err[400];
+    SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
+    /* The PEM area is rewritten in place: keep the old texts to restore
+     * them when the new ones are refused (a worker restarted later must
+     * build what the others run). */
+    struct tls_pems *saved = sys_map(sizeof *saved);
+    if (!saved) {
+        log_error("HUP: keeping the current TLS certificates and keys: out of memory");
+        return -1;
+    }
+    memcpy(saved->cert_len, ts->pems->cert_len, sizeof saved->cert_len);
+    memcpy(saved->key_len, ts->pems->key_len, sizeof saved->key_len);
+    memcpy(saved->cert, ts->pems->cert, sizeof saved->cert);
+    memcpy(saved->key, ts->pems->key, sizeof saved->key);
+    (void)set;
+    if (load_pairs(ts, fresh, err, sizeof err) < 0) {
+        memcpy(ts->pems->cert_len, saved->cert_len, sizeof saved->cert_len);
+        memcpy(ts->pems->key_len, saved->key_len, sizeof saved->key_len);
+        memcpy(ts->pems->cert, saved->cert, sizeof saved->cert);
+        memcpy(ts->pems->key, saved->key, sizeof saved->key);
+        sys_unmap(saved, sizeof *saved);
+        log_error3("HUP: keeping the current TLS certificates and keys: ", err, "");
+        return -1;
+    }
+    sys_unmap(saved, sizeof *saved);
+    replace_contexts(ts, fresh);
+    ts->generation = ++ts->pems->generation;
+    log_error("HUP: TLS certificates and keys reloaded");
+    return 0;
+}
+
+void tls_worker_reload(struct worker *w)
+{
+    struct tls_server *ts = w->srv->tls;
+    if (!ts || ts->generation == ts->pems->generation)
+        return;
+    SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
+    char err[400];
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        fresh[i] = ctx_build(ts, i, err, sizeof err);
+        if (!fresh[i]) {
+            while (i--)
+                SSL_CTX_free(fresh[i]);
+            log_error3("HUP: this worker keeps its TLS certificates: ", err, "");
+            return;
+        }
+    }
+    replace_contexts(ts, fresh);
+    ts->generation = ts->pems->generation;
+}
+
+/* ---- --redirect-http ---------------------------------------------------------------- */
+
+/* Whether one of the certificates names host (a DNS name or an address). */
+static bool certs_name(const struct tls_server *ts, const char *host)
+{
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        if (cert &&
+            (X509_check_host(cert, host, 0, 0, NULL) == 1 || X509_check_ip_asc(cert, host, 0) == 1))
+            return true;
+    }
+    ERR_clear_error();
+    return false;
+}
+
+void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
+                  const struct span *query)
+{
+    char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
+    bool ipv6;
+    if (authority_host(host, name, sizeof name, &ipv6) < 0 || !certs_name(w->srv->tls, name)) {
+        reply_error(w, x, 400); /* a Host none of our certificates names */
+        return;
+    }
+    struct buf b = buf_make(loc, sizeof loc);
+    buf_put_cstr(&b, ipv6 ? "https://[" : "https://");
+    buf_put_cstr(&b, name);
+    if (ipv6)
+        buf_put_char(&b, ']');
+    if (w->srv->tls_port != 443) {
+        buf_put_char(&b, ':');
+        buf_put_u64(&b, w->srv->tls_port);
+    }
+    buf_put_span(&b, path);
+    if (query) {
+        buf_put_char(&b, '?');
+        buf_put_span(&b, *query);
+    }
+    if (b.full) {
+        reply_error(w, x, 414);
+        return;
+    }
+    reply_small(w, x, 308, "Location", span_make(loc, b.len), false);
+}
+
+/* ---- the end ----------------------------------------------------------------------- */
+
+void tls_server_free(struct tls_server *ts)
+{
+    if (!ts)
+        return;
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        SSL_CTX_free(ts->ctx[i]);
+        ts->ctx[i] = NULL;
+    }
+    ts->nctx = 0;
+}
+
+void tls_server_forget(struct tls_server *ts)
+{
+    if (!ts)
+        return;
+    tls_server_free(ts);
+    if (ts->pems) {
+        sys_unmap(ts->pems, sizeof *ts->pems);
+        ts->pems = NULL;
+    }
+    tls_tickets_forget(ts->tickets);
+    ts->tickets = NULL;
+}
