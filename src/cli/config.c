@@ -341,7 +341,7 @@ static bool is_token(const char *v)
 }
 
 /* "127.0.0.1:9100" or "[::1]:9100": an address, a colon, a port. The
- * address itself is checked where it is bound (main.c). */
+ * address itself is checked where it is bound (start.c). */
 static bool status_addr_valid(const char *v)
 {
     size_t n = cstr_len(v), colon = n;

@@ -3,12 +3,14 @@
  * rt_raw.c - pith-tiny's runtime in place of a libc: the entry point of
  * each architecture (_start: argc, argv and envp from the initial stack,
  * then main, then exit_group), the memory functions compilers emit calls
- * to, the few string functions the shared code calls, and inet_ntop for the
- * access log.
+ * to, the few string functions the shared code calls, abort() for the
+ * assertion hook, and inet_ntop for the access log.
  */
 #include "sys/arch/arch.h"
+#include "sys/sys.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 
 /* The memory functions must not be compiled into calls to themselves (gcc
  * turns such loops into memcpy/memset calls; clang does not under
@@ -183,6 +185,15 @@ __attribute__((used)) _Noreturn void raw_start(long *sp)
     int code = main(argc, argv);
     for (;;)
         SC1(exit_group, code);
+}
+
+/* For the assertion hook (src/cli/start.c): death by SIGABRT, as libc's,
+ * and the shell's 134 should the signal not end the process. */
+_Noreturn void abort(void)
+{
+    sys_signal_default(SIGABRT);
+    sys_kill(sys_getpid(), SIGABRT);
+    sys_exit(134);
 }
 
 MEMFN void *memcpy(void *restrict d, const void *restrict s, size_t n)
