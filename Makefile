@@ -94,7 +94,7 @@ core-freestanding: build/free/core.o
 	echo "core-freestanding: src/core links alone (-ffreestanding -nostdinc -nostdlib)"
 
 # --- pith-tiny: the freestanding build (docs/DESIGN.md, "The tiny build") --------------
-# No libc, no heap, no library: src/core, the server over src/sys/sys_raw.c
+# No libc, no heap, no library: src/core, the server over src/sys/sys_raw_*.c
 # (raw system calls; numbers in src/sys/arch/, written by scripts/tiny-arch),
 # the epoll loop (no io_uring), no HTTPS (src/server/tls.c is left out and
 # tls.h gives the shared code inline no-ops), the worker sandbox over
@@ -103,7 +103,8 @@ core-freestanding: build/free/core.o
 # objects under build/tiny/); `make cross-ARCH` builds build/tiny-ARCH/pith-tiny
 # with Debian's cross compiler, for ARCH in TINY_CROSS. libgcc is linked for
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
-TINY_SRC = $(CORE_SRC) src/sys/sys_raw.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
+TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+           src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
            src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/tls.c,$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/start.c src/cli/sockets.c src/cli/check.c src/cli/main_tiny.c

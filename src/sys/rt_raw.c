@@ -33,7 +33,7 @@ raw_clock_fn raw_vdso_clock_gettime;
  * dynamic symbol table (the kernel links it with a SysV hash table, whose
  * second word is the symbol count); absent (older kernels on arm, qemu-user)
  * or not looked for (mips: its PIC vDSO expects to be called through $t9,
- * which code built -mno-abicalls does not promise), sys_raw.c makes the
+ * which code built -mno-abicalls does not promise), sys_raw_proc.c makes the
  * system call. */
 #if __SIZEOF_POINTER__ == 8
 struct elf_ehdr {
