@@ -18,15 +18,8 @@
 
 #include "sys/arch/arch.h"
 
-#include <stdbool.h>
-
 /* The size of the kernel's sigset, which rt_sigprocmask, rt_sigaction,
  * signalfd4 and epoll_pwait take as an argument. */
 #define KSIGSET_BYTES (KSIGSET_BITS / 8)
-
-/* A decimal number of at most max at *s (digits only, at least one): true
- * with the value in *out and *s past the digits; false on no digit or a
- * value above max. Addresses (sys_raw_net.c) and ids (sys_raw_users.c). */
-bool raw_dec(const char **s, unsigned max, unsigned *out);
 
 #endif

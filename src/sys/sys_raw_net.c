@@ -8,6 +8,7 @@
 #include "sys/sys.h"
 
 #include "core/bytes.h"
+#include "core/netaddr.h"
 #include "sys/sys_raw.h"
 
 ssize_t sys_send(int fd, const void *p, size_t n, bool more)
@@ -141,107 +142,33 @@ int sys_epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout_ms,
     return (int)SC6(epoll_pwait, epfd, ev, n, timeout_ms, unblocked, KSIGSET_BYTES);
 }
 
-/* See sys_raw.h: the ids of sys_raw_users.c are read with it too. */
-bool raw_dec(const char **s, unsigned max, unsigned *out)
-{
-    const char *p = *s;
-    unsigned v = 0;
-    if (!ascii_is_digit(*p))
-        return false;
-    while (ascii_is_digit(*p)) {
-        v = v * 10 + (unsigned)(*p++ - '0');
-        if (v > max)
-            return false;
-    }
-    *out = v;
-    *s = p;
-    return true;
-}
-
-/* inet_pton(AF_INET): four decimal octets, no leading zeros (as glibc). */
-static bool parse_v4(const char *s, unsigned char *out)
-{
-    for (int i = 0; i < 4; i++) {
-        unsigned v;
-        if ((s[0] == '0' && ascii_is_digit(s[1])) || !raw_dec(&s, 255, &v))
-            return false;
-        out[i] = (unsigned char)v;
-        if (*s++ != (i == 3 ? '\0' : '.'))
-            return false;
-    }
-    return true;
-}
-
-/* inet_pton(AF_INET6): groups of 1-4 hex digits, one "::", an IPv4 tail. */
-static bool parse_v6(const char *s, unsigned char *out)
-{
-    unsigned char w[16] = {0};
-    int n = 0, gap = -1;
-    if (s[0] == ':' && s[1] != ':')
-        return false;
-    if (s[0] == ':')
-        s++;
-    while (*s) {
-        if (*s == ':') {
-            if (gap >= 0)
-                return false;
-            gap = n;
-            s++;
-            continue;
-        }
-        unsigned v = 0;
-        int digits = 0;
-        const char *start = s;
-        while (hex_value(*s) >= 0 && digits < 5)
-            v = v << 4 | (unsigned)hex_value(*s++), digits++;
-        if (*s == '.' && n <= 12) {
-            if (!parse_v4(start, w + n))
-                return false;
-            n += 4;
-            break;
-        }
-        if (digits == 0 || digits > 4 || n == 16)
-            return false;
-        w[n++] = (unsigned char)(v >> 8);
-        w[n++] = (unsigned char)v;
-        if (*s == ':' && *++s == '\0')
-            return false;
-    }
-    if (gap < 0 ? n != 16 : n == 16)
-        return false;
-    if (gap >= 0) {
-        memmove(w + 16 - (n - gap), w + gap, (size_t)(n - gap));
-        memset(w + gap, 0, (size_t)(16 - n));
-    }
-    memcpy(out, w, 16);
-    return true;
-}
-
+/* inet_pton's rules (glibc): four decimal octets without leading zeros, or
+ * groups of 1-4 hex digits with at most one "::" and an IPv4 tail; core's
+ * parser for PROXY headers and --trusted-proxy reads exactly these. */
 int sys_parse_addr(const char *text, unsigned port, struct sockaddr_storage *addr, socklen_t *len)
 {
-    char tmp[INET6_ADDRSTRLEN + 2];
-    size_t n = strlen(text);
+    struct span s = span_make(text, strlen(text));
+    struct net_addr a;
+    bool v4;
     memset(addr, 0, sizeof *addr);
-    if (n >= 2 && text[0] == '[' && text[n - 1] == ']' && n - 2 < sizeof tmp) {
-        memcpy(tmp, text + 1, n - 2);
-        tmp[n - 2] = '\0';
-        text = tmp;
-    }
+    if (s.n >= 2 && s.p[0] == '[' && s.p[s.n - 1] == ']')
+        s = span_make(s.p + 1, s.n - 2);
+    if (!net_addr_parse(s, &a, &v4))
+        return -EINVAL;
     struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
-    if (parse_v4(text, (unsigned char *)&a4->sin_addr)) {
+    if (v4) {
         a4->sin_family = AF_INET;
         a4->sin_port = htons((uint16_t)port);
+        memcpy(&a4->sin_addr, a.b + 12, 4); /* net_addr keeps IPv4 as ::ffff:a.b.c.d */
         *len = sizeof *a4;
-        return 0;
-    }
-    if (parse_v6(text, a6->sin6_addr.s6_addr)) {
+    } else {
         a6->sin6_family = AF_INET6;
         a6->sin6_port = htons((uint16_t)port);
+        memcpy(a6->sin6_addr.s6_addr, a.b, 16);
         *len = sizeof *a6;
-        return 0;
     }
-    return -EINVAL;
+    return 0;
 }
 
 int sys_addr_text(const struct sockaddr_storage *addr, char *out, size_t cap)

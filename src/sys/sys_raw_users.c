@@ -10,6 +10,23 @@
 #include "core/bytes.h"
 #include "sys/sys_raw.h"
 
+/* A decimal number of at most max, at *s; advances *s. */
+static bool dec(const char **s, unsigned max, unsigned *out)
+{
+    const char *p = *s;
+    unsigned v = 0;
+    if (!ascii_is_digit(*p))
+        return false;
+    while (ascii_is_digit(*p)) {
+        v = v * 10 + (unsigned)(*p++ - '0');
+        if (v > max)
+            return false;
+    }
+    *out = v;
+    *s = p;
+    return true;
+}
+
 /* Calls fn on each line of path (lines longer than the buffer are skipped);
  * stops when fn returns true. Returns true if it did, false at the end. */
 static bool each_line(const char *path, bool (*fn)(char *line, void *ctx), void *ctx)
@@ -85,7 +102,7 @@ static bool passwd_line(char *line, void *ctx)
     const char *u, *g;
     if (!match_name(line, q->name) || !(u = field(line, 2)) || !(g = field(line, 3)))
         return false;
-    return raw_dec(&u, 0xfffffffeu, &q->uid) && *u == ':' && raw_dec(&g, 0xfffffffeu, &q->gid);
+    return dec(&u, 0xfffffffeu, &q->uid) && *u == ':' && dec(&g, 0xfffffffeu, &q->gid);
 }
 
 /* A group whose member list (field 3) names the user. */
@@ -94,7 +111,7 @@ static bool group_line(char *line, void *ctx)
     struct user_query *q = ctx;
     const char *g = field(line, 2), *m = field(line, 3);
     unsigned gid;
-    if (!g || !m || !raw_dec(&g, 0xfffffffeu, &gid))
+    if (!g || !m || !dec(&g, 0xfffffffeu, &gid))
         return false;
     size_t want = strlen(q->name);
     while (*m) {
@@ -138,7 +155,7 @@ static bool group_name_line(char *line, void *ctx)
 {
     struct user_query *q = ctx;
     const char *g;
-    return match_name(line, q->name) && (g = field(line, 2)) && raw_dec(&g, 0xfffffffeu, &q->gid);
+    return match_name(line, q->name) && (g = field(line, 2)) && dec(&g, 0xfffffffeu, &q->gid);
 }
 
 int sys_group_id(const char *group, unsigned *gid)
@@ -186,13 +203,6 @@ int sys_fchown(int fd, unsigned uid, unsigned gid)
     return (int)SC3(fchown, fd, uid, gid);
 }
 
-static bool group_gid_line(char *line, void *ctx)
-{
-    struct user_query *q = ctx;
-    const char *g = field(line, 2);
-    return match_name(line, q->name) && g && raw_dec(&g, 0xfffffffeu, &q->gid);
-}
-
 int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid)
 {
     char user[256];
@@ -204,9 +214,5 @@ int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid)
     int r = sys_user_ids(user, uid, gid);
     if (r < 0 || !spec[n])
         return r;
-    struct user_query q = {.name = spec + n + 1};
-    if (!each_line("/etc/group", group_gid_line, &q))
-        return -ENOENT;
-    *gid = q.gid;
-    return 0;
+    return sys_group_id(spec + n + 1, gid); /* USER:GROUP */
 }
