@@ -413,57 +413,63 @@ const char *inet_ntop(int af, const void *src, char *dst, socklen_t size)
 }
 
 /* glibc's descriptions of the errors pith can meet, so messages read the
- * same in both builds. */
-static const struct {
-    unsigned short err;
-    const char *text;
-} errors[] = {
-    {EPERM, "Operation not permitted"},
-    {ENOENT, "No such file or directory"},
-    {ESRCH, "No such process"},
-    {EINTR, "Interrupted system call"},
-    {EIO, "Input/output error"},
-    {ENXIO, "No such device or address"},
-    {E2BIG, "Argument list too long"},
-    {EBADF, "Bad file descriptor"},
-    {ECHILD, "No child processes"},
-    {EAGAIN, "Resource temporarily unavailable"},
-    {ENOMEM, "Cannot allocate memory"},
-    {EACCES, "Permission denied"},
-    {EFAULT, "Bad address"},
-    {EEXIST, "File exists"},
-    {EXDEV, "Invalid cross-device link"},
-    {ENODEV, "No such device"},
-    {ENOTDIR, "Not a directory"},
-    {EISDIR, "Is a directory"},
-    {EINVAL, "Invalid argument"},
-    {ENFILE, "Too many open files in system"},
-    {EMFILE, "Too many open files"},
-    {ENOSPC, "No space left on device"},
-    {ESPIPE, "Illegal seek"},
-    {EROFS, "Read-only file system"},
-    {EPIPE, "Broken pipe"},
-    {ERANGE, "Numerical result out of range"},
-    {ENAMETOOLONG, "File name too long"},
-    {ENOSYS, "Function not implemented"},
-    {ELOOP, "Too many levels of symbolic links"},
-    {EOVERFLOW, "Value too large for defined data type"},
-    {EOPNOTSUPP, "Operation not supported"},
-    {EAFNOSUPPORT, "Address family not supported by protocol"},
-    {EADDRINUSE, "Address already in use"},
-    {EADDRNOTAVAIL, "Cannot assign requested address"},
-    {ECONNABORTED, "Software caused connection abort"},
-    {ECONNRESET, "Connection reset by peer"},
-    {ENOBUFS, "No buffer space available"},
-    {ETIMEDOUT, "Connection timed out"},
-    {ENOTCONN, "Transport endpoint is not connected"},
-    {ECANCELED, "Operation canceled"},
-};
+ * same in both builds. Kept as two tables, the numbers and the texts one
+ * after another, rather than pairs with a pointer each: 14 bytes less per
+ * error on a 64-bit ABI. */
+#define ERRORS(X)                                                                                  \
+    X(EPERM, "Operation not permitted")                                                            \
+    X(ENOENT, "No such file or directory")                                                         \
+    X(ESRCH, "No such process")                                                                    \
+    X(EINTR, "Interrupted system call")                                                            \
+    X(EIO, "Input/output error")                                                                   \
+    X(ENXIO, "No such device or address")                                                          \
+    X(E2BIG, "Argument list too long")                                                             \
+    X(EBADF, "Bad file descriptor")                                                                \
+    X(ECHILD, "No child processes")                                                                \
+    X(EAGAIN, "Resource temporarily unavailable")                                                  \
+    X(ENOMEM, "Cannot allocate memory")                                                            \
+    X(EACCES, "Permission denied")                                                                 \
+    X(EFAULT, "Bad address")                                                                       \
+    X(EEXIST, "File exists")                                                                       \
+    X(EXDEV, "Invalid cross-device link")                                                          \
+    X(ENODEV, "No such device")                                                                    \
+    X(ENOTDIR, "Not a directory")                                                                  \
+    X(EISDIR, "Is a directory")                                                                    \
+    X(EINVAL, "Invalid argument")                                                                  \
+    X(ENFILE, "Too many open files in system")                                                     \
+    X(EMFILE, "Too many open files")                                                               \
+    X(ENOSPC, "No space left on device")                                                           \
+    X(ESPIPE, "Illegal seek")                                                                      \
+    X(EROFS, "Read-only file system")                                                              \
+    X(EPIPE, "Broken pipe")                                                                        \
+    X(ERANGE, "Numerical result out of range")                                                     \
+    X(ENAMETOOLONG, "File name too long")                                                          \
+    X(ENOSYS, "Function not implemented")                                                          \
+    X(ELOOP, "Too many levels of symbolic links")                                                  \
+    X(EOVERFLOW, "Value too large for defined data type")                                          \
+    X(EOPNOTSUPP, "Operation not supported")                                                       \
+    X(EAFNOSUPPORT, "Address family not supported by protocol")                                    \
+    X(EADDRINUSE, "Address already in use")                                                        \
+    X(EADDRNOTAVAIL, "Cannot assign requested address")                                            \
+    X(ECONNABORTED, "Software caused connection abort")                                            \
+    X(ECONNRESET, "Connection reset by peer")                                                      \
+    X(ENOBUFS, "No buffer space available")                                                        \
+    X(ETIMEDOUT, "Connection timed out")                                                           \
+    X(ENOTCONN, "Transport endpoint is not connected")                                             \
+    X(ECANCELED, "Operation canceled")
+
+#define ERROR_NUMBER(err, text) err,
+#define ERROR_TEXT(err, text)   text "\0"
+static const unsigned short error_numbers[] = {ERRORS(ERROR_NUMBER)};
+static const char error_texts[] = ERRORS(ERROR_TEXT);
 
 const char *strerrordesc_np(int err)
 {
-    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (errors[i].err == err)
-            return errors[i].text;
+    const char *text = error_texts;
+    for (size_t i = 0; i < sizeof error_numbers / sizeof error_numbers[0]; i++) {
+        if (error_numbers[i] == err)
+            return text;
+        text += strlen(text) + 1;
+    }
     return NULL;
 }
