@@ -95,6 +95,29 @@ static int probe_port(struct sockaddr_storage *addr, socklen_t len)
     return port;
 }
 
+/* --addr (default: every address, IPv4 alone where the host has no IPv6)
+ * and port into *addr and *len, its text into host[64], probed: returns the
+ * port (the kernel's pick for port 0) or a negative errno, or ADDR_NOT_NUMERIC
+ * after saying so. Binding and --check share it. */
+#define ADDR_NOT_NUMERIC (-100000) /* below every -errno */
+static int probe_addr(const struct config *cfg, unsigned cfg_port, struct sockaddr_storage *addr,
+                      socklen_t *len, char *host)
+{
+    const char *text = cfg->addr ? cfg->addr : "::";
+    if (sys_parse_addr(text, cfg_port, addr, len) < 0) {
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+        return ADDR_NOT_NUMERIC;
+    }
+    int port = probe_port(addr, *len);
+    if (port == -EAFNOSUPPORT && !cfg->addr) {
+        /* No IPv6 on this host: serve IPv4 only (SWS#134). */
+        sys_parse_addr("0.0.0.0", cfg_port, addr, len);
+        port = probe_port(addr, *len);
+    }
+    sys_addr_text(addr, host, 64);
+    return port;
+}
+
 /* One listener per worker on port (the plain or the TLS one), into fds[];
  * the address into *out and *out_len (for the master's fresh listeners) and
  * "scheme://host:port/" into url. Returns the port, or after saying why
@@ -105,19 +128,10 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
 {
     struct sockaddr_storage addr;
     socklen_t len;
-    const char *text = cfg->addr ? cfg->addr : "::";
-    if (sys_parse_addr(text, cfg_port, &addr, &len) < 0) {
-        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
-        return -2;
-    }
-    int port = probe_port(&addr, len);
-    if (port == -EAFNOSUPPORT && !cfg->addr) {
-        /* No IPv6 on this host: serve IPv4 only (SWS#134). */
-        sys_parse_addr("0.0.0.0", cfg_port, &addr, &len);
-        port = probe_port(&addr, len);
-    }
     char host[64];
-    sys_addr_text(&addr, host, sizeof host);
+    int port = probe_addr(cfg, cfg_port, &addr, &len, host);
+    if (port == ADDR_NOT_NUMERIC)
+        return -2;
     if (port < 0) {
         if (port == -EADDRINUSE)
             fprintf(stderr, "pith: port %u is already in use on %s\n", cfg_port, host);
@@ -245,6 +259,20 @@ static int open_precompressed(const struct settings *set, struct server *s)
     return 0;
 }
 
+/* "http://ADDR:PORT/" of the --status listener, from the socket itself
+ * (bound here or inherited). Returns 0. */
+static int status_url(struct server *s)
+{
+    struct sockaddr_storage a;
+    socklen_t alen;
+    char text[80];
+    sys_local_addr(s->status_fd, &a, &alen);
+    sys_addr_text(&a, text, sizeof text);
+    snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text,
+             sys_local_port(s->status_fd));
+    return 0;
+}
+
 /* --status ADDR:PORT: its own listener (never SO_REUSEPORT, never the
  * public port), and the shared counters every worker adds to, which exist
  * with or without it (so the hot path has no branch). */
@@ -259,16 +287,8 @@ static int prepare_status(const struct config *cfg, struct server *s)
         s->status_fd = -1;
         return 0;
     }
-    if (s->status_fd >= 0) { /* inherited (named "status"): an upgrade */
-        int fd = s->status_fd;
-        struct sockaddr_storage a;
-        socklen_t alen;
-        char text[80];
-        sys_local_addr(fd, &a, &alen);
-        sys_addr_text(&a, text, sizeof text);
-        snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
-        return 0;
-    }
+    if (s->status_fd >= 0) /* inherited (named "status"): an upgrade */
+        return status_url(s);
     char host[128];
     const char *colon = strrchr(cfg->status, ':');
     size_t n = (size_t)(colon - cfg->status);
@@ -296,11 +316,7 @@ static int prepare_status(const struct config *cfg, struct server *s)
         return 1;
     }
     s->status_fd = fd;
-    char text[80];
-    sys_parse_addr(host, (unsigned)sys_local_port(fd), &addr, &len);
-    sys_addr_text(&addr, text, sizeof text);
-    snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text, sys_local_port(fd));
-    return 0;
+    return status_url(s);
 }
 
 static int prepare(const struct config *cfg, struct server *s)
@@ -431,17 +447,9 @@ static int check_tcp(const struct config *cfg, char *what, size_t cap)
     struct sockaddr_storage addr;
     socklen_t len;
     char host[64];
-    const char *text = cfg->addr ? cfg->addr : "::";
-    if (sys_parse_addr(text, cfg->port, &addr, &len) < 0) {
-        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+    int port = probe_addr(cfg, cfg->port, &addr, &len, host);
+    if (port == ADDR_NOT_NUMERIC)
         return 2;
-    }
-    int port = probe_port(&addr, len);
-    if (port == -EAFNOSUPPORT && !cfg->addr) {
-        sys_parse_addr("0.0.0.0", cfg->port, &addr, &len);
-        port = probe_port(&addr, len);
-    }
-    sys_addr_text(&addr, host, sizeof host);
     snprintf(what, cap, "http://%s:%u/ (%s)", host, cfg->port,
              port >= 0             ? "free now"
              : port == -EADDRINUSE ? "in use now: by the server this configuration replaces?"
