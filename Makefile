@@ -103,6 +103,8 @@ core-freestanding: build/free/core.o
 # objects under build/tiny/); `make cross-ARCH` builds build/tiny-ARCH/pith-tiny
 # with Debian's cross compiler, for ARCH in TINY_CROSS. libgcc is linked for
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
+# Each link writes its map beside the objects (pith-tiny.map), from which
+# scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
            src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/tls.c,$(SERVER_SRC)) \
@@ -147,7 +149,8 @@ $$(TINY_DIR_$(1))/%.o: src/%.c
 	@$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
 $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
-	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -Wl,-Map,$$(TINY_DIR_$(1))/pith-tiny.map \
+	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 cross-$(1): $$(TINY_BIN_$(1))
 endef
@@ -169,7 +172,7 @@ test-cross: pith-tiny cross
 
 # Each architecture's stripped size against its budget, and where the bytes go.
 size-tiny: tiny cross
-	scripts/tiny-size --modules x86_64
+	scripts/tiny-size --modules x86_64 --groups x86_64 --groups mips
 
 # --- libFuzzer targets ----------------------------------------------------------------
 FUZZ_BINS = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_NAMES))
