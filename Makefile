@@ -17,7 +17,7 @@ CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
-CLI_SRC    = src/cli/config.c src/cli/main.c src/cli/sockets.c src/cli/check.c
+CLI_SRC    = src/cli/config.c src/cli/start.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
@@ -95,7 +95,7 @@ core-freestanding: build/free/core.o
 	echo "core-freestanding: src/core links alone (-ffreestanding -nostdinc -nostdlib)"
 
 # --- pith-tiny: the freestanding build (docs/DESIGN.md, "The tiny build") --------------
-# No libc, no heap, no library: src/core, the server over src/sys/sys_raw.c
+# No libc, no heap, no library: src/core, the server over src/sys/sys_raw_*.c
 # (raw system calls; numbers in src/sys/arch/, written by scripts/tiny-arch),
 # the epoll loop (no io_uring), no HTTPS (TLS_SRC is left out and
 # tls.h gives the shared code inline no-ops), the worker sandbox over
@@ -104,10 +104,13 @@ core-freestanding: build/free/core.o
 # objects under build/tiny/); `make cross-ARCH` builds build/tiny-ARCH/pith-tiny
 # with Debian's cross compiler, for ARCH in TINY_CROSS. libgcc is linked for
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
-TINY_SRC = $(CORE_SRC) src/sys/sys_raw.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
+# Each link writes its map beside the objects (pith-tiny.map), from which
+# scripts/tiny-size --groups says where the bytes go.
+TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+           src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
            src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
-           src/cli/config.c src/cli/sockets.c src/cli/check.c src/cli/main_tiny.c
+           src/cli/config.c src/cli/start.c src/cli/sockets.c src/cli/check.c src/cli/main_tiny.c
 TINY_CROSS  = aarch64 arm mips mipsel riscv64
 TINY_ARCHES = x86_64 $(TINY_CROSS)
 TINY_CC_x86_64  = gcc
@@ -147,7 +150,8 @@ $$(TINY_DIR_$(1))/%.o: src/%.c
 	@$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
 $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
-	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -Wl,-Map,$$(TINY_DIR_$(1))/pith-tiny.map \
+	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 cross-$(1): $$(TINY_BIN_$(1))
 endef
@@ -169,7 +173,7 @@ test-cross: pith-tiny cross
 
 # Each architecture's stripped size against its budget, and where the bytes go.
 size-tiny: tiny cross
-	scripts/tiny-size --modules x86_64
+	scripts/tiny-size --modules x86_64 --groups x86_64 --groups mips
 
 # --- libFuzzer targets ----------------------------------------------------------------
 FUZZ_BINS = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_NAMES))

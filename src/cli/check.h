@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * check.h - `pith --check`: the summary of what pith would do, printed on
- * stdout once main has validated everything (see main.c, check_run).
+ * stdout once main has validated everything (see start.c, check_run).
  */
 #ifndef PITH_CHECK_H
 #define PITH_CHECK_H

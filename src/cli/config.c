@@ -13,6 +13,7 @@
 #include "core/netaddr.h"
 #include "server/filecache.h"
 #include "server/server.h"
+#include "server/tls.h"
 
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
@@ -233,6 +234,7 @@ static const struct option options[] = {
     {"unix-mode", 0, true, K_UNIX_MODE}, /* production (issue 13, opssys) */
     {"unix-owner", 0, true, K_UNIX_OWNER},
     {"check", 0, false, K_CHECK},
+#ifndef PITH_TINY /* refused by name in pith-tiny (tiny_refused), never looked up */
     {"tls-cert", 0, true, K_TLS_CERT},
     {"tls-key", 0, true, K_TLS_KEY},
     {"tls-port", 0, true, K_TLS_PORT},
@@ -240,6 +242,7 @@ static const struct option options[] = {
     {"redirect-http", 0, false, K_REDIRECT_HTTP},
     {"hsts", 0, true, K_HSTS},
     {"timeout-handshake", 0, true, K_T_HANDSHAKE},
+#endif
 };
 
 /* ---- pith-tiny (the freestanding build): flags that need a library -------------
@@ -341,7 +344,7 @@ static bool is_token(const char *v)
 }
 
 /* "127.0.0.1:9100" or "[::1]:9100": an address, a colon, a port. The
- * address itself is checked where it is bound (main.c). */
+ * address itself is checked where it is bound (start.c). */
 static bool status_addr_valid(const char *v)
 {
     size_t n = cstr_len(v), colon = n;
@@ -611,7 +614,8 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_TLS_ONLY:
     case K_REDIRECT_HTTP:
     case K_HSTS:
-    case K_T_HANDSHAKE: return apply_tls_flag(ps, o, v);
+    case K_T_HANDSHAKE: /* pith-tiny refuses them before this (tiny_refused): not built there */
+        return TLS_BUILT ? apply_tls_flag(ps, o, v) : CONFIG_USAGE;
     default: return apply_site_flag(ps, o, v);
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
@@ -723,7 +727,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
         v = check_opsnet(&ps);
     if (v == CONFIG_RUN)
         v = check_site_flags(&ps);
-    if (v == CONFIG_RUN)
+    if (v == CONFIG_RUN && TLS_BUILT) /* pith-tiny: no TLS flag got this far */
         v = check_tls(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
@@ -736,6 +740,25 @@ _Static_assert(CONFIG_TLS_PAIRS_MAX == SETTINGS_TLS_PAIRS_MAX, "the pairs' bound
 _Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
 _Static_assert(CONFIG_TRUSTED_MAX == SETTINGS_TRUSTED_MAX,
                "--trusted-proxy's bound is the server's");
+
+/* HTTPS (issue 10) */
+static void tls_settings(const struct config *cfg, struct settings *out)
+{
+    for (unsigned i = 0; i < cfg->ntls_cert; i++) {
+        out->tls_cert[i] = cfg->tls_cert[i];
+        out->tls_key[i] = cfg->tls_key[i];
+    }
+    out->ntls = cfg->ntls_cert;
+    out->tls_port = cfg->tls_port;
+    out->tls_only = cfg->tls_only;
+    out->redirect_http = cfg->redirect_http;
+    out->hsts = cfg->hsts;
+    struct buf hb = buf_make(out->hsts_value, sizeof out->hsts_value - 1);
+    buf_put_cstr(&hb, "max-age=");
+    buf_put_u64(&hb, cfg->hsts);
+    out->hsts_value[hb.len] = '\0';
+    out->timeout_handshake = cfg->timeout_handshake;
+}
 
 void settings_from_config(const struct config *cfg, struct settings *out)
 {
@@ -771,21 +794,8 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->precompressed = !off && FILECACHE_VARIANTS; /* pith-tiny: none, not even beside */
     out->precompressed_dir = off ? NULL : cfg->precompressed;
     opsnet_settings(cfg, out);
-    /* HTTPS (issue 10) */
-    for (unsigned i = 0; i < cfg->ntls_cert; i++) {
-        out->tls_cert[i] = cfg->tls_cert[i];
-        out->tls_key[i] = cfg->tls_key[i];
-    }
-    out->ntls = cfg->ntls_cert;
-    out->tls_port = cfg->tls_port;
-    out->tls_only = cfg->tls_only;
-    out->redirect_http = cfg->redirect_http;
-    out->hsts = cfg->hsts;
-    struct buf hb = buf_make(out->hsts_value, sizeof out->hsts_value - 1);
-    buf_put_cstr(&hb, "max-age=");
-    buf_put_u64(&hb, cfg->hsts);
-    out->hsts_value[hb.len] = '\0';
-    out->timeout_handshake = cfg->timeout_handshake;
+    if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
+        tls_settings(cfg, out);
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (cfg->max_age == 0) {
         buf_put_cstr(&b, "no-cache");

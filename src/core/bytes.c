@@ -106,8 +106,11 @@ static char *u64_digits(uint64_t v, char *tmp)
 {
     char *p = tmp + 20;
     do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
+        /* The remainder from the quotient: one 64-bit division per digit,
+         * which on 32-bit ABIs is one libgcc helper rather than two. */
+        uint64_t q = v / 10;
+        *--p = (char)('0' + (v - q * 10));
+        v = q;
     } while (v);
     return p;
 }

@@ -15,44 +15,48 @@ static const char *const long_day_names[7] = {"Thursday", "Friday",  "Saturday",
 static const char month_names[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
+/* Every date here lies in 1970..9999 (DATE_MIN..DATE_MAX, and what
+ * civil_to_time accepts), so the arithmetic is unsigned and, but for
+ * splitting a time into days, 32-bit: on 32-bit ABIs a signed 64-bit
+ * division is a libgcc call that pith-tiny would otherwise link for it. */
 struct civil {
-    int64_t year;
+    unsigned year;
     unsigned month; /* 1..12 */
     unsigned day;   /* 1..31 */
     unsigned hour, min, sec;
     unsigned wday; /* index into day_names: 0 = Thursday (the epoch's day) */
 };
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+/* Days since 1970-01-01 of a date in 1970..9999 (under 3 million). */
+static unsigned days_from_civil(unsigned y, unsigned m, unsigned d)
 {
     y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned era = y / 400;
+    unsigned yoe = y - era * 400;
     unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
     unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
+    return era * 146097 + doe - 719468;
 }
 
-/* Only called for t in [DATE_MIN, DATE_MAX], so all divisions are of
- * non-negative values. */
+/* Only called for t in [DATE_MIN, DATE_MAX]. */
 static struct civil civil_from_time(int64_t t)
 {
     struct civil c;
-    int64_t days = t / 86400;
-    int64_t rem = t % 86400;
-    c.hour = (unsigned)(rem / 3600);
-    c.min = (unsigned)(rem % 3600 / 60);
-    c.sec = (unsigned)(rem % 60);
-    c.wday = (unsigned)(days % 7);
-    int64_t z = days + 719468;
-    int64_t era = z / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned days = (unsigned)((uint64_t)t / 86400);
+    unsigned rem = (unsigned)((uint64_t)t - (uint64_t)days * 86400);
+    c.hour = rem / 3600;
+    c.min = rem % 3600 / 60;
+    c.sec = rem % 60;
+    c.wday = days % 7;
+    unsigned z = days + 719468;
+    unsigned era = z / 146097;
+    unsigned doe = z - era * 146097;
     unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     unsigned mp = (5 * doy + 2) / 153;
     c.day = doy - (153 * mp + 2) / 5 + 1;
     c.month = mp < 10 ? mp + 3 : mp - 9;
-    c.year = (int64_t)yoe + era * 400 + (c.month <= 2);
+    c.year = yoe + era * 400 + (c.month <= 2);
     return c;
 }
 
@@ -62,10 +66,10 @@ static void put2(char *out, unsigned v)
     out[1] = (char)('0' + v % 10);
 }
 
-static void put4(char *out, int64_t v)
+static void put4(char *out, unsigned v)
 {
-    put2(out, (unsigned)(v / 100));
-    put2(out + 2, (unsigned)(v % 100));
+    put2(out, v / 100);
+    put2(out + 2, v % 100);
 }
 
 static void put_time(char *out, const struct civil *c)
@@ -182,7 +186,7 @@ static bool read_clock(struct span s, size_t *at, struct civil *c)
            read_digits(s, at, 2, &c->min) && read_lit(s, at, ":") && read_digits(s, at, 2, &c->sec);
 }
 
-static bool is_leap(int64_t y)
+static bool is_leap(unsigned y)
 {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
@@ -196,8 +200,8 @@ static bool civil_to_time(const struct civil *c, int64_t *t)
     /* RFC 9110 §5.6.7 allows a leap second (60) in the syntax; fold it. */
     if (c->day > limit || c->hour > 23 || c->min > 59 || c->sec > 60)
         return false;
-    *t = days_from_civil(c->year, c->month, c->day) * 86400 + c->hour * 3600 + c->min * 60 +
-         (c->sec > 59 ? 59 : c->sec);
+    *t = (int64_t)days_from_civil(c->year, c->month, c->day) * 86400 + c->hour * 3600 +
+         c->min * 60 + (c->sec > 59 ? 59 : c->sec);
     return true;
 }
 

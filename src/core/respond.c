@@ -8,18 +8,18 @@
 
 #include "bytes.h"
 
-/* Each known status with its reason phrase and its whole status line,
- * made by the preprocessor, so a status line costs one copy. */
+/* Each known status with its whole status line, made by the preprocessor,
+ * so a status line costs one copy; the reason phrase is read inside it. */
 #define STATUS(code, text)                                                                         \
     {                                                                                              \
-        code, text, sizeof(text) - 1, "HTTP/1.1 " #code " " text "\r\n"                            \
+        "HTTP/1.1 " #code " " text "\r\n", code, sizeof(text) - 1                                  \
     }
+#define REASON_AT 13 /* "HTTP/1.1 " and "200 " */
 
 struct status_reason {
-    int status;
-    const char *reason;
-    size_t reason_len;
     const char *line;
+    unsigned short status;
+    unsigned char reason_len;
 };
 
 static const struct status_reason reasons[] = {
@@ -56,14 +56,14 @@ static const struct status_reason *find(int status)
 struct span respond_reason(int status)
 {
     const struct status_reason *r = find(status);
-    return r ? span_make(r->reason, r->reason_len) : SPAN_LIT("Unknown");
+    return r ? span_make(r->line + REASON_AT, r->reason_len) : SPAN_LIT("Unknown");
 }
 
 void respond_status_line(struct buf *b, int status)
 {
     const struct status_reason *r = find(status);
     if (r) {
-        buf_put(b, r->line, 9 + 4 + r->reason_len + 2); /* "HTTP/1.1 " "200 " reason CRLF */
+        buf_put(b, r->line, REASON_AT + r->reason_len + 2); /* reason CRLF */
         return;
     }
     buf_put_cstr(b, "HTTP/1.1 ");

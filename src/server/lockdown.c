@@ -20,20 +20,8 @@
 #include <errno.h>
 #include <sys/syscall.h>
 
-/* The reasons are for the reader (and a debugger): nothing prints them, so
- * pith-tiny, whose numbers src/sys/raw/sys/syscall.h gives, leaves their
- * 2 KiB of text out of the binary. */
-#ifdef PITH_TINY
-#define ALLOW(name, why)                                                                           \
-    {                                                                                              \
-        __NR_##name, NULL                                                                          \
-    }
-#else
-#define ALLOW(name, why)                                                                           \
-    {                                                                                              \
-        __NR_##name, why                                                                           \
-    }
-#endif
+/* pith-tiny keeps the numbers and leaves the reasons out (lockdown.h). */
+#define ALLOW(name, why) LOCKDOWN_ALLOW(__NR_##name, why)
 
 /* Both loops. */
 static const struct lockdown_syscall common[] = {

@@ -16,11 +16,27 @@
 struct server;
 struct worker;
 
-/* One allowed system call and why a worker needs it. */
+/* One allowed system call and why a worker needs it. The reasons are for
+ * the reader (and a debugger): nothing prints them, so pith-tiny's tables
+ * hold the numbers alone (its src/sys/raw/sys/syscall.h gives them), and
+ * LOCKDOWN_ALLOW writes an entry either way. */
 struct lockdown_syscall {
     int nr;
+#ifndef PITH_TINY
     const char *why;
+#endif
 };
+#ifdef PITH_TINY
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr                                                                                         \
+    }
+#else
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr, why                                                                                    \
+    }
+#endif
 
 /* Fills srv->landlock_abi and srv->seccomp_ok from the kernel (once, at
  * start, in the master). */

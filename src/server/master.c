@@ -170,7 +170,7 @@ static void report_exit(unsigned i, int pid, int status, int64_t delay_ms)
     buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
     buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
     buf_put_cstr(&b, "; starting a new one in ");
-    buf_put_u64(&b, (uint64_t)(delay_ms / 1000));
+    buf_put_u64(&b, (uint64_t)delay_ms / 1000); /* 0..30 s; unsigned: no libgcc call */
     buf_put_cstr(&b, " s");
     line[b.full ? 0 : b.len] = '\0';
     log_error(line);

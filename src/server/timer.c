@@ -8,16 +8,24 @@
 
 #include <stddef.h>
 
+/* Times are the monotonic clock's milliseconds, never negative: divided
+ * as unsigned, which on 32-bit ABIs needs no libgcc helper for signed
+ * 64-bit division (pith-tiny links none). */
+static int64_t ticks(int64_t ms)
+{
+    return (int64_t)((uint64_t)ms / TIMER_TICK_MS);
+}
+
 static int64_t tick_of(int64_t ms)
 {
-    return (ms + TIMER_TICK_MS - 1) / TIMER_TICK_MS;
+    return ticks(ms + TIMER_TICK_MS - 1);
 }
 
 void timer_wheel_init(struct timer_wheel *w, int64_t now)
 {
     for (unsigned i = 0; i < TIMER_SLOTS; i++)
         w->slots[i].next = w->slots[i].prev = &w->slots[i];
-    w->now_tick = now / TIMER_TICK_MS;
+    w->now_tick = ticks(now);
     w->armed = 0;
 }
 
@@ -72,7 +80,7 @@ void timer_cancel(struct timer_wheel *w, struct timer *t)
 void timer_expire(struct timer_wheel *w, int64_t now, void (*fire)(struct timer *, void *),
                   void *ctx)
 {
-    int64_t last = now / TIMER_TICK_MS;
+    int64_t last = ticks(now);
     /* After a long sleep there is no need to sweep the same slot twice. */
     if (last - w->now_tick >= TIMER_SLOTS)
         w->now_tick = last - TIMER_SLOTS + 1;

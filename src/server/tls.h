@@ -37,6 +37,10 @@ struct exchange;
 #include "server/tls_none.h"
 #else
 
+/* HTTPS is in this build (false in tls_none.h): the shared start-up
+ * (src/cli/start.c) tests it so that pith-tiny's compiler drops its TLS steps. */
+#define TLS_BUILT true
+
 /* ---- the master ------------------------------------------------------------------ */
 
 /* Loads every --tls-cert/--tls-key pair and builds the contexts. On failure

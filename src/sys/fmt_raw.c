@@ -36,8 +36,9 @@ static void out_num(struct out *o, unsigned long long v, unsigned base, unsigned
     char d[24];
     unsigned n = 0;
     do {
-        d[n++] = (char)('0' + v % base);
-        v /= base;
+        unsigned long long q = v / base; /* one division: see u64_digits (bytes.c) */
+        d[n++] = (char)('0' + (v - q * base));
+        v = q;
     } while (v);
     if (neg)
         out_char(o, '-');

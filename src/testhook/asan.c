@@ -18,10 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define ALLOW(name, why)                                                                           \
-    {                                                                                              \
-        __NR_##name, why                                                                           \
-    }
+#define ALLOW(name, why) LOCKDOWN_ALLOW(__NR_##name, why)
 
 const struct lockdown_syscall testhook_syscalls[] = {
 #ifdef __NR_open

@@ -15,5 +15,6 @@ bool testhook_request(struct worker *w, struct exchange *x, struct span target)
     return false;
 }
 
-const struct lockdown_syscall testhook_syscalls[1] = {{-1, "none: a number no call has"}};
+const struct lockdown_syscall testhook_syscalls[1] = {
+    LOCKDOWN_ALLOW(-1, "none: a number no call has")};
 const size_t testhook_nsyscalls = 0;

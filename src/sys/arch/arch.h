@@ -200,7 +200,12 @@ static inline uint16_t htons(uint16_t v)
 #endif
 
 /* ---- the system call instruction ------------------------------------------ */
-/* Returns the kernel's result: >= 0, or -errno. */
+/* Returns the kernel's result: >= 0, or -errno. On mips, gcc -Os keeps the
+ * o32 sequence (two arguments on the stack) out of line, which made one copy
+ * of it per object: there it is one function, in rt_raw.c. */
+#if defined(__mips__)
+long sys6(long n, long a, long b, long c, long d, long e, long f);
+#else
 static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 {
 #if defined(__x86_64__)
@@ -252,31 +257,9 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
                      : "r"(a7), "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5)
                      : "memory");
     return a0;
-#elif defined(__mips__)
-    /* o32: four arguments in a0-a3, the fifth and sixth on the stack at
-     * 16 and 20; a3 comes back non-zero on failure with errno in v0. v0 is
-     * loaded right before `syscall` because old kernels restart a call by
-     * stepping back one instruction. */
-    register long v0 __asm__("$2");
-    register long a0 __asm__("$4") = a;
-    register long a1 __asm__("$5") = b;
-    register long a2 __asm__("$6") = c;
-    register long a3 __asm__("$7") = d;
-    __asm__ volatile(".set push\n\t.set noreorder\n\t"
-                     "addiu $sp, $sp, -32\n\t"
-                     "sw %5, 16($sp)\n\t"
-                     "sw %6, 20($sp)\n\t"
-                     "addu $2, $0, %2\n\t"
-                     "syscall\n\t"
-                     "addiu $sp, $sp, 32\n\t"
-                     ".set pop"
-                     : "=&r"(v0), "+r"(a3)
-                     : "r"(n), "r"(a0), "r"(a1), "r"(e), "r"(f), "r"(a2)
-                     : "$1", "$3", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$24",
-                       "$25", "hi", "lo", "memory");
-    return a3 ? -v0 : v0;
 #endif
 }
+#endif
 
 #define SC0(n)             sys6(SYS_##n, 0, 0, 0, 0, 0, 0)
 #define SC1(n, a)          sys6(SYS_##n, (long)(a), 0, 0, 0, 0, 0)

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * start.c - the start-up both builds share (see start.h): parse the command
+ * line, open the root, probe the kernel, bind the listeners, print the start
+ * line, then hand over to the master. Everything that can fail at start
+ * fails here, before any worker exists, with a one-line message and the
+ * documented exit code: 0 success, 1 runtime failure (missing root, busy
+ * port), 2 bad usage. It uses only what pith-tiny's runtime provides in
+ * place of libc (src/sys/fmt_raw.c's printf family, rt_raw.c's string
+ * functions), so one copy serves both builds. HTTPS goes through tls.h,
+ * which pith-tiny's tls_none.h turns into constants and no-ops: there
+ * TLS_BUILT is false and the compiler drops every TLS step.
+ */
+#include "cli/start.h"
+
+#include "cli/check.h"
+#include "cli/config.h"
+#include "cli/sockets.h"
+#include "core/bytes.h"
+#include "server/filecache.h"
+#include "server/lockdown.h"
+#include "server/log.h"
+#include "server/master.h"
+#include "server/pool.h"
+#include "server/server.h"
+#include "server/stats.h"
+#include "server/tls.h"
+#include "sys/resolve.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "assertion failed at %s:%d: %s", file, line, expr);
+    log_error(msg);
+    abort();
+}
+
+/* HTTPS asked for (--tls-cert), and loaded. Never in pith-tiny, where
+ * config.c refuses the TLS flags: TLS_BUILT is a constant false there. */
+static bool https_wanted(const struct config *cfg)
+{
+    return TLS_BUILT && cfg->ntls_cert;
+}
+
+static bool https_loaded(const struct server *s)
+{
+    return TLS_BUILT && s->tls;
+}
+
+static int fail(const char *what, const char *detail, int err)
+{
+    if (err)
+        fprintf(stderr, "pith: %s%s: %s\n", what, detail, strerrordesc_np(-err));
+    else
+        fprintf(stderr, "pith: %s%s\n", what, detail);
+    return 1;
+}
+
+static int open_root(const struct config *cfg, struct server *s)
+{
+    const char *root = cfg->root;
+    int fd = sys_open_dir(root);
+    if (fd < 0) {
+        fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
+        return 1;
+    }
+    s->root_fd = fd;
+    int r = sys_realpath(root, s->root_path, sizeof s->root_path);
+    if (r < 0)
+        return fail("cannot resolve the root path ", root, r);
+    const char *force = sys_getenv("PITH_RESOLVE");
+    s->resolve = resolve_probe(fd);
+    if (force && strcmp(force, "walk") == 0)
+        s->resolve = RESOLVE_WALK; /* tests exercise the fallback this way */
+    return 0;
+}
+
+/* Checks the port is free with a socket that does not share it: an
+ * SO_REUSEPORT bind would otherwise silently join another server's port.
+ * Returns the port (the kernel's pick for port 0) or a negative errno. */
+static int probe_port(struct sockaddr_storage *addr, socklen_t len)
+{
+    int fd = sys_listen_tcp(addr, len, 1, false);
+    if (fd < 0)
+        return fd;
+    int port = sys_local_port(fd);
+    sys_close(fd);
+    return port;
+}
+
+/* --addr (default: every address, IPv4 alone where the host has no IPv6)
+ * and port into *addr and *len, its text into host[64], probed: returns the
+ * port (the kernel's pick for port 0) or a negative errno, or ADDR_NOT_NUMERIC
+ * after saying so. Binding and --check share it. */
+#define ADDR_NOT_NUMERIC (-100000) /* below every -errno */
+static int probe_addr(const struct config *cfg, unsigned cfg_port, struct sockaddr_storage *addr,
+                      socklen_t *len, char *host)
+{
+    const char *text = cfg->addr ? cfg->addr : "::";
+    if (sys_parse_addr(text, cfg_port, addr, len) < 0) {
+        fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
+        return ADDR_NOT_NUMERIC;
+    }
+    int port = probe_port(addr, *len);
+    if (port == -EAFNOSUPPORT && !cfg->addr) {
+        /* No IPv6 on this host: serve IPv4 only (SWS#134). */
+        sys_parse_addr("0.0.0.0", cfg_port, addr, len);
+        port = probe_port(addr, *len);
+    }
+    sys_addr_text(addr, host, 64);
+    return port;
+}
+
+/* One listener per worker on port (the plain or the TLS one), into fds[];
+ * the address into *out and *out_len (for the master's fresh listeners) and
+ * "scheme://host:port/" into url. Returns the port, or after saying why
+ * -1 (a runtime failure) or -2 (bad usage). */
+static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
+                      struct sockaddr_storage *out, socklen_t *out_len, const char *scheme,
+                      char *url, size_t url_cap)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    char host[64];
+    int port = probe_addr(cfg, cfg_port, &addr, &len, host);
+    if (port == ADDR_NOT_NUMERIC)
+        return -2;
+    if (port < 0) {
+        if (port == -EADDRINUSE)
+            fprintf(stderr, "pith: port %u is already in use on %s\n", cfg_port, host);
+        else
+            fprintf(stderr, "pith: cannot listen on %s port %u: %s\n", host, cfg_port,
+                    strerrordesc_np(-port));
+        return -1;
+    }
+    sys_parse_addr(host, (unsigned)port, &addr, &len);
+    *out = addr; /* the master opens a fresh listener for a new worker */
+    *out_len = len;
+    for (unsigned i = 0; i < cfg->workers; i++) {
+        int fd = sys_listen_tcp(&addr, len, 4096, true);
+        if (fd < 0) {
+            fprintf(stderr, "pith: cannot listen on %s port %d: %s\n", host, port,
+                    strerrordesc_np(-fd));
+            return -1;
+        }
+        fds[i] = fd;
+    }
+    snprintf(url, url_cap, "%s://%s:%d/", scheme, host, port);
+    return port;
+}
+
+/* The plain listeners (unless --tls-only) and, with HTTPS, the TLS ones. */
+static int bind_listeners(const struct config *cfg, struct server *s)
+{
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->listen_fds[i] = s->tls_listen_fds[i] = -1;
+    s->nlisten = cfg->workers;
+    int r = 0;
+    if (!cfg->tls_only)
+        r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
+                       s->url, sizeof s->url);
+    if (r >= 0 && https_wanted(cfg)) {
+        r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
+                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+        s->tls_port = r >= 0 ? (unsigned)r : 0; /* --redirect-http's Location */
+    }
+    return r < 0 ? -r : 0;
+}
+
+/* Inherited or Unix listeners without one named "https": with HTTPS, its
+ * listeners are bound on --addr and --tls-port as without them. */
+static int bind_tls_beside(const struct config *cfg, struct server *s)
+{
+    if (!https_wanted(cfg) || s->tls_listen_fds[0] >= 0)
+        return 0;
+    if (sockets_unix_path(cfg->addr)) {
+        fprintf(stderr, "pith: --tls-cert: HTTPS needs a TCP listener, and --addr is a Unix "
+                        "socket (pass one named \"https\" by socket activation instead)\n");
+        return 2;
+    }
+    int r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
+                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+    s->tls_port = r >= 0 ? (unsigned)r : 0;
+    return r < 0 ? -r : 0;
+}
+
+/* Descriptors one worker needs: a socket per connection, the cache's open
+ * files, and a margin for the listener, logs, signalfd, event loop, root
+ * and standard streams. A response from an uncached file or a listing
+ * takes one more while it lasts: room for that is asked for too where the
+ * hard limit allows, and without it such a response gets a 503 (counted,
+ * never a crash). */
+#define NOFILE_MARGIN 64
+
+static uint64_t nofile_need(const struct settings *set)
+{
+    return (uint64_t)set->max_conns + set->cache_entries + NOFILE_MARGIN;
+}
+
+/* Raises RLIMIT_NOFILE towards what a worker may use, and says which flags
+ * to lower (exit 2) when even what it needs does not fit: a shortfall found
+ * now is a clear message; found later, it would be 503s and accept pauses. */
+static int check_nofile(const struct settings *set)
+{
+    uint64_t need = nofile_need(set), cur = 0, max = 0;
+    int r = sys_nofile_limit(need + set->max_conns, &cur, &max);
+    if (r < 0)
+        return fail("cannot read or raise RLIMIT_NOFILE", "", r);
+    if (cur >= need)
+        return 0;
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-entries %u need %llu file descriptors per worker, "
+            "but RLIMIT_NOFILE allows %llu (hard limit %llu); lower --max-conns or "
+            "--cache-entries, or raise the limit\n",
+            set->max_conns, set->cache_entries, (unsigned long long)need, (unsigned long long)cur,
+            (unsigned long long)max);
+    return 2;
+}
+
+/* Each worker reserves its connection slots and its small-file cache up
+ * front (address space; pages become resident when used). Reserving the
+ * same here, once, turns an address-space limit (ulimit -v) that would make
+ * every worker fail at start into one clear line now. */
+static int check_reservations(const struct settings *set)
+{
+    size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
+    if (set->ntls)
+        bytes += tls_worker_reservation(set->max_conns); /* HTTPS: the TLS buffers */
+    void *p = sys_map(bytes);
+    if (p) {
+        sys_unmap(p, bytes);
+        return 0;
+    }
+    fprintf(stderr,
+            "pith: --max-conns %u and --cache-size %u need %zu MiB of address space per worker, "
+            "which this process may not reserve (ulimit -v?); lower --max-conns or --cache-size\n",
+            set->max_conns, set->cache_size_mib, bytes >> 20);
+    return 2;
+}
+
+/* --precompressed DIR: the mirror tree is opened once, like the root, and
+ * every variant is resolved beneath it by the same rules. */
+static int open_precompressed(const struct settings *set, struct server *s)
+{
+    s->precomp_fd = -1;
+    if (!FILECACHE_VARIANTS || !set->precompressed || !set->precompressed_dir)
+        return 0;
+    int fd = sys_open_dir(set->precompressed_dir);
+    if (fd < 0)
+        return fail("cannot open --precompressed ", set->precompressed_dir, fd);
+    s->precomp_fd = fd;
+    return 0;
+}
+
+/* "http://ADDR:PORT/" of the --status listener, from the socket itself
+ * (bound here or inherited). Returns 0. */
+static int status_url(struct server *s)
+{
+    struct sockaddr_storage a;
+    socklen_t alen;
+    char text[80];
+    sys_local_addr(s->status_fd, &a, &alen);
+    sys_addr_text(&a, text, sizeof text);
+    snprintf(s->status_url, sizeof s->status_url, "http://%s:%d/", text,
+             sys_local_port(s->status_fd));
+    return 0;
+}
+
+/* --status ADDR:PORT: its own listener (never SO_REUSEPORT, never the
+ * public port), and the shared counters every worker adds to, which exist
+ * with or without it (so the hot path has no branch). */
+static int prepare_status(const struct config *cfg, struct server *s)
+{
+    s->stats = stats_create(sys_now_real());
+    if (!s->stats)
+        return fail("cannot map the shared counters", "", -ENOMEM);
+    if (!cfg->status) {
+        if (s->status_fd >= 0) /* inherited, but no longer asked for */
+            sys_close(s->status_fd);
+        s->status_fd = -1;
+        return 0;
+    }
+    if (s->status_fd >= 0) /* inherited (named "status"): an upgrade */
+        return status_url(s);
+    char host[128];
+    const char *colon = strrchr(cfg->status, ':');
+    size_t n = (size_t)(colon - cfg->status);
+    snprintf(host, sizeof host, "%.*s", (int)n, cfg->status);
+    unsigned port = (unsigned)atoi(colon + 1);
+    struct sockaddr_storage addr;
+    socklen_t len;
+    if (sys_parse_addr(host, port, &addr, &len) < 0) {
+        fprintf(stderr, "pith: --status: '%s' is not a numeric IPv4 or IPv6 address\n", host);
+        return 2;
+    }
+    int public_port = sys_local_port(s->listen_fds[0]);
+    if (port != 0 && (int)port == public_port) {
+        fprintf(stderr, "pith: --status: port %u is the public port; give it a port of its own\n",
+                port);
+        return 2;
+    }
+    int fd = sys_listen_tcp(&addr, len, 64, false);
+    if (fd < 0) {
+        if (fd == -EADDRINUSE)
+            fprintf(stderr, "pith: --status: port %u is already in use on %s\n", port, host);
+        else
+            fprintf(stderr, "pith: --status: cannot listen on %s port %u: %s\n", host, port,
+                    strerrordesc_np(-fd));
+        return 1;
+    }
+    s->status_fd = fd;
+    return status_url(s);
+}
+
+static int prepare(const struct config *cfg, struct server *s)
+{
+    int r = open_root(cfg, s);
+    if (!r)
+        r = open_precompressed(&s->set, s);
+    if (!r)
+        r = check_nofile(&s->set);
+    if (!r)
+        r = check_reservations(&s->set);
+    if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
+        r = bind_listeners(cfg, s);
+    else if (!r)
+        r = bind_tls_beside(cfg, s);
+    if (!r)
+        r = prepare_status(cfg, s);
+    return r;
+}
+
+/* "pith V serving ROOT on http://H:P/ (1 worker, epoll, openat2)"; with
+ * HTTPS the TLS URL follows the plain one ("... and https://H:P/", or alone
+ * with --tls-only) and the data path ends the parentheses. */
+static void print_start_line(const struct config *cfg, const struct server *s)
+{
+    if (cfg->quiet)
+        return;
+    char sandbox[96];
+    lockdown_describe(s, sandbox, sizeof sandbox);
+    char both[300], tls[200] = "";
+    const char *urls = s->url;
+    if (https_loaded(s)) {
+        snprintf(both, sizeof both, "%s and %s", s->url, s->tls_url);
+        urls = cfg->tls_only ? s->tls_url : both;
+        snprintf(tls, sizeof tls, "; %s", tls_server_path(s->tls));
+    }
+    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
+            s->root_path, urls, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
+            resolve_method_name(s->resolve), sandbox,
+            !s->listen_inherited ? ""
+            : s->upgrade_from    ? ", listeners inherited from the old master"
+                                 : ", socket activation",
+            tls);
+    if (s->status_fd >= 0)
+        fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
+    fflush(stderr);
+}
+
+/* HTTPS: the certificates and keys are read here, by the master, before
+ * any worker exists (and before --user drops privileges in the workers). */
+static int prepare_tls(struct server *s)
+{
+    if (!TLS_BUILT || s->set.ntls == 0)
+        return 0;
+    char err[512];
+    s->tls = tls_server_new(&s->set, err, sizeof err);
+    if (!s->tls) {
+        fprintf(stderr, "pith: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* --group, --chroot and --fallback name things that must exist: checked
+ * now (exit 1), not found missing by every worker. The fallback is
+ * resolved beneath the root by the request path's rules (no link unless
+ * --follow-symlinks, nothing outside the root) and must be a regular file;
+ * an --error-page may be missing (the built-in page answers), so it is
+ * not checked. */
+static int check_lockdown_files(const struct settings *set, struct server *s)
+{
+    unsigned gid;
+    int r;
+    if (set->group && (r = sys_group_id(set->group, &gid)) < 0)
+        return fail("no such group: ", set->group, 0);
+    if (set->group)
+        s->log_gid = gid;
+    if (set->chroot_dir) {
+        int fd = sys_open_dir(set->chroot_dir);
+        if (fd < 0)
+            return fail("cannot use --chroot ", set->chroot_dir, fd);
+        sys_close(fd);
+    }
+    if (set->site.has_fallback) {
+        struct sys_stat st;
+        r = resolve_stat(s->root_fd, set->site.fallback, set->follow_symlinks, s->resolve, &st);
+        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
+            r = -EISDIR;
+        if (r < 0)
+            return fail("cannot serve the --fallback file beneath the root: ", set->site.fallback,
+                        r);
+    }
+    return 0;
+}
+
+/* Everything that can fail is checked before the start line, and before
+ * --daemon sends stderr to /dev/null, so no failure is ever silent. */
+static int check_files(const struct settings *set, struct server *s)
+{
+    int r;
+    if (set->log && strcmp(set->log, "-") != 0) {
+        int fd = sys_open_log(set->log);
+        if (fd < 0)
+            return fail("cannot open the access log ", set->log, fd);
+        sys_close(fd);
+    }
+    /* The pidfile is written once the final pid is known (after --daemon);
+     * here we only make sure it can be. */
+    if (set->pidfile && (r = sys_write_pidfile(set->pidfile, -1)) < 0)
+        return fail("cannot write the pidfile ", set->pidfile, r);
+    if (set->user && (r = sys_check_user(set->user)) < 0) {
+        if (r == -EPERM)
+            return fail("--user needs pith to start as root", "", 0);
+        return fail("no such user: ", set->user, 0);
+    }
+    /* A log file that logrotate replaces is handed to the workers' user
+     * by the master before they reopen it. */
+    if (set->user && set->log && strcmp(set->log, "-") != 0)
+        s->log_chown = sys_user_ids(set->user, &s->log_uid, &s->log_gid) == 0;
+    return check_lockdown_files(set, s);
+}
+
+/* --check's listener line: TCP is probed (bound and closed at once); a port
+ * in use or reserved is a note, not an error, since the server the check
+ * prepares a restart of may hold it. */
+static int check_tcp(const struct config *cfg, char *what, size_t cap)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    char host[64];
+    int port = probe_addr(cfg, cfg->port, &addr, &len, host);
+    if (port == ADDR_NOT_NUMERIC)
+        return 2;
+    snprintf(what, cap, "http://%s:%u/ (%s)", host, cfg->port,
+             port >= 0             ? "free now"
+             : port == -EADDRINUSE ? "in use now: by the server this configuration replaces?"
+             : port == -EACCES     ? "needs root or CAP_NET_BIND_SERVICE"
+                                   : strerrordesc_np(-port));
+    return 0;
+}
+
+/* pith --check: every start-up check except taking the port, then the
+ * plan on stdout; 0 when valid, 2 (after the reason on stderr) when not. */
+static int check_run(const struct config *cfg, struct server *s, start_loop_chooser choose_loop)
+{
+    char listen[PATH_MAX + 128];
+    int r = choose_loop(cfg, s);
+    if (!r)
+        r = open_root(cfg, s);
+    if (!r)
+        r = check_nofile(&s->set);
+    if (!r)
+        r = check_reservations(&s->set);
+    if (!r)
+        r = sockets_check(cfg, listen, sizeof listen);
+    if (!r && !listen[0])
+        r = check_tcp(cfg, listen, sizeof listen);
+    if (!r)
+        r = check_files(&s->set, s);
+    if (!r)
+        r = prepare_tls(s); /* the same loading as a start: each pair must work */
+    if (r) {
+        fprintf(stderr, "pith: --check: the configuration is not valid\n");
+        return 2;
+    }
+    if (https_loaded(s)) {
+        size_t n = cfg->tls_only ? 0 : strlen(listen); /* --tls-only: no plain listener */
+        snprintf(listen + n, sizeof listen - n, "%shttps on port %u (%u certificate%s, loaded)",
+                 n ? "; " : "", cfg->tls_port, s->set.ntls, s->set.ntls == 1 ? "" : "s");
+        tls_server_free(s->tls);
+        s->tls = NULL;
+    }
+    check_print(cfg, s, listen);
+    return 0;
+}
+
+/* What an upgrade needs later (SIGUSR2): this binary's path and arguments,
+ * and, in the new master, which old one it replaces. */
+static void remember_origin(char **argv, struct server *s)
+{
+    s->argv = argv;
+    if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
+        s->exe_path[0] = '\0';
+    const char *from = sys_getenv("PITH_UPGRADE_FROM");
+    s->upgrade_from = from ? atoi(from) : 0;
+}
+
+static int start(const struct config *cfg, struct server *s, start_loop_chooser choose_loop)
+{
+    static const int blocked[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
+    settings_from_config(cfg, &s->set);
+    lockdown_probe(s);
+    for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
+        s->listen_fds[i] = s->tls_listen_fds[i] = -1;
+    s->status_fd = -1;
+    s->ready_pipe[0] = s->ready_pipe[1] = -1;
+    if (cfg->check)
+        return check_run(cfg, s, choose_loop);
+    int r = choose_loop(cfg, s);
+    if (!r)
+        r = prepare(cfg, s);
+    if (!r)
+        r = check_files(&s->set, s);
+    if (!r)
+        r = prepare_tls(s);
+    if (r)
+        return r;
+    sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
+    sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
+    print_start_line(cfg, s);
+    /* The new master of an upgrade is detached already, if the old was. */
+    if (cfg->daemon && !s->upgrade_from && (r = sys_daemonize()) < 0)
+        return fail("cannot become a daemon", "", r);
+    if (s->set.pidfile && (r = sys_write_pidfile(s->set.pidfile, sys_getpid())) < 0)
+        return fail("cannot write the pidfile ", s->set.pidfile, r);
+    /* The master keeps its privileges (to restart workers, hand over the
+     * log and remove the pidfile); each worker drops to --user after
+     * opening its log. */
+    return master_run(s);
+}
+
+int start_main(int argc, char **argv, start_loop_chooser choose_loop)
+{
+    static struct config cfg;
+    static struct server srv; /* large (paths); lives for the whole run */
+    char reason[256];
+    switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
+    case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
+    case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
+    case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
+    case CONFIG_RUN: break;
+    }
+    remember_origin(argv, &srv);
+    return start(&cfg, &srv, choose_loop);
+}
