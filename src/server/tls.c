@@ -45,6 +45,9 @@ struct tls_conn {
     bool ktls_send;
     bool broken; /* a fatal error: nothing more may be written */
     bool ready;  /* on the ready list */
+    /* SSL_read must send a message of OpenSSL's own first (SSL_ERROR_WANT_WRITE)
+     * and the socket was full: reading resumes on writable(). */
+    bool read_wants_write;
 };
 
 struct tls_worker {
@@ -309,6 +312,7 @@ static void read_plaintext(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
     bool got = false;
+    tc->read_wants_write = false; /* this read decides again */
     while (c->state == CONN_READ || c->state == CONN_WRITE) {
         size_t room, n = 0;
         char *p = conn_input_room(w, c, &room);
@@ -322,7 +326,16 @@ static void read_plaintext(struct worker *w, struct conn *c)
             continue;
         }
         int e = SSL_get_error(tc->ssl, r);
-        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        if (e == SSL_ERROR_WANT_WRITE) {
+            /* OpenSSL has a message to send before it reads on (a
+             * post-handshake one, such as a KeyUpdate) and the socket is
+             * full: the read resumes when the socket has room, which a
+             * wait for bytes would never notice (the client may send
+             * nothing until it gets its answer). */
+            tc->read_wants_write = true;
+            break;
+        }
+        if (e == SSL_ERROR_WANT_READ)
             break;
         ERR_clear_error();
         tc->broken = e != SSL_ERROR_ZERO_RETURN;
@@ -331,7 +344,11 @@ static void read_plaintext(struct worker *w, struct conn *c)
         return;
     }
     if (!got && c->state == CONN_READ)
-        conn_input_done(w, c, -EAGAIN);
+        conn_input_done(w, c, -EAGAIN); /* tls_want_read: for room, if the read waits for it */
+    else if (tc->read_wants_write && c->state == CONN_READ)
+        w->loop->want_write(w, c);
+    /* While a response is in flight the connection waits for the socket
+     * anyway; back in READ, tls_want_read asks for room. */
 }
 
 static void pump(struct worker *w, struct conn *c)
@@ -393,6 +410,7 @@ static ssize_t flush(struct worker *w, struct conn *c)
         ssize_t owed = tc->owed;
         tc->out_len = tc->held = tc->owed = 0;
         tc->pending = false;
+        tc->read_wants_write = false; /* SSL_write sent OpenSSL's own message first */
         return owed;
     }
     if (SSL_get_error(tc->ssl, r) == SSL_ERROR_WANT_WRITE) {
@@ -463,6 +481,12 @@ static void tls_writable(struct worker *w, struct conn *c)
         pump(w, c);
         return;
     }
+    if (tc->read_wants_write && c->state == CONN_READ) {
+        read_plaintext(w, c); /* OpenSSL sends its message, then reads on */
+        if (c->state != CONN_CLOSING && c->state != CONN_FREE)
+            maybe_release(w->tls, tc);
+        return;
+    }
     if (!tc->pending) {
         conn_writable(w, c);
         return;
@@ -484,6 +508,14 @@ static void tls_want_read(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
     struct tls_worker *tw = w->tls;
+    if (tc->read_wants_write) {
+        /* Nothing can be read before OpenSSL's message has gone: the
+         * connection waits for room (epoll watches one direction: this
+         * one; io_uring keeps its receive armed beside the poll). */
+        w->loop->want_read(w, c);
+        w->loop->want_write(w, c);
+        return;
+    }
     if (tc->ssl && !tc->handshaking && !tc->ready &&
         (tc->in_len > tc->in_off || SSL_pending(tc->ssl) > 0)) {
         tc->ready = true;
