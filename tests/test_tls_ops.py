@@ -18,6 +18,7 @@ import pytest
 import http_raw
 import tlscerts
 from conftest import PITH_BIN, socket_inodes
+from opsnet_util import metrics, status_port, wait_metric
 from tlsutil import client_ctx, leaf_der, plain_socket, served_cert, tls_args, tls_conn
 
 pytestmark = pytest.mark.full_only("TLS")
@@ -417,3 +418,32 @@ def test_the_status_process_holds_no_private_key(pith, pki):
         time.sleep(0.05)
     # ... without the keys.
     assert _big_shared_maps(children[0]) == []
+
+
+# -- /metrics counts what the workers' exit lines count --------------------------------
+
+
+def test_metrics_count_handshakes_plain_http_and_data_paths(pith, pki):
+    s = pith(*tls_args(pki), "--status", "127.0.0.1:0", workers=2)
+    sp = status_port(s)
+    for _ in range(3):
+        with tls_conn(s.tls_port, pki) as c:
+            assert c.exchange("GET", "/index.html").status == 200
+    with plain_socket(s.tls_port) as c:  # plain HTTP on the TLS port: a 400
+        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert c.recv(100).startswith(b"HTTP/1.1 400")
+    with plain_socket(s.tls_port) as c:  # not a handshake record: failed
+        c.sendall(b"\x00" * 10)
+        c.recv(100)
+    ok = 'pith_tls_handshakes_total{result="ok"}'
+    failed = 'pith_tls_handshakes_total{result="failed"}'
+    m = wait_metric(sp, None, lambda m: m.get(ok) == 3 and m.get(failed) == 1
+                    and m.get("pith_tls_plain_http_total") == 1)
+    assert (m[ok], m[failed], m["pith_tls_plain_http_total"]) == (3, 1, 1), m
+    paths = [m['pith_tls_connections_total{path="%s"}' % p] for p in ("kernel", "userspace")]
+    assert sum(paths) == 3, m
+    if "userspace TLS: " in s.start_line:
+        assert paths[0] == 0
+    # Without HTTPS there are no TLS families at all.
+    plain = pith("--status", "127.0.0.1:0")
+    assert not [k for k in metrics(status_port(plain)) if k.startswith("pith_tls_")]

@@ -15,6 +15,7 @@
 #include "server/exchange.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/stats.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -230,6 +231,7 @@ static void log_failure(struct worker *w, struct conn *c, const char *why)
 static void handshake_failed(struct worker *w, struct conn *c, const char *why)
 {
     w->tls->failed++;
+    stats_add(&w->stats->tls_failed, 1);
     log_failure(w, c, why);
     conn_close(w, c, CLOSE_ERROR);
 }
@@ -246,6 +248,7 @@ static void plain_http(struct worker *w, struct conn *c)
                      "Connection: close\r\n\r\n%s",
                      sizeof body - 1, body);
     w->tls->plain_http++;
+    stats_add(&w->stats->tls_plain_http, 1);
     sys_send(c->fd, msg, (size_t)n, false);
     /* What the client sent after its head must not turn our close into a
      * reset that could destroy the answer before it is read. */
@@ -261,10 +264,12 @@ static void established(struct worker *w, struct conn *c)
     tc->handshaking = false;
     tc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(tc->ssl)) != 0;
     tw->handshakes++;
+    stats_add(&w->stats->tls_handshakes, 1);
     if (tc->ktls_send)
         tw->ktls++;
     else
         tw->userspace++; /* the fallback, counted */
+    stats_add(tc->ktls_send ? &w->stats->tls_ktls : &w->stats->tls_userspace, 1);
     /* Now the usual deadlines: a whole head within timeout_header. */
     c->head_started_ms = w->now_ms;
     arm_seconds(w, c, w->set->timeout_header);
