@@ -228,12 +228,32 @@ static void log_failure(struct worker *w, struct conn *c, const char *why)
     log_error(line);
 }
 
-static void handshake_failed(struct worker *w, struct conn *c, const char *why)
+static void count_failure(struct worker *w, struct conn *c, const char *why)
 {
     w->tls->failed++;
     stats_add(&w->stats->tls_failed, 1);
     log_failure(w, c, why);
+}
+
+static void handshake_failed(struct worker *w, struct conn *c, const char *why)
+{
+    count_failure(w, c, why);
     conn_close(w, c, CLOSE_ERROR);
+}
+
+/* --timeout-handshake passed. A client that sent part of a handshake (or
+ * a whole one and never read the answer) failed it; one that sent nothing
+ * at all is a probe (a port scan, a browser's spare connection), as when
+ * it closes without a byte: closed, not counted. Both close as timeouts. */
+static bool tls_timeout(struct worker *w, struct conn *c)
+{
+    struct tls_conn *tc = tconn(w, c);
+    if (!tc->ssl || !tc->handshaking || c->state != CONN_READ)
+        return false; /* after the handshake: the header, keep-alive and send deadlines */
+    if (tc->first_seen)
+        count_failure(w, c, "the handshake timed out");
+    conn_close(w, c, CLOSE_TIMEOUT);
+    return true;
 }
 
 /* A client that speaks plain HTTP to the TLS port gets told so (as nginx
@@ -588,5 +608,6 @@ const struct transport_ops transport_tls = {
     .writable = tls_writable,
     .want_read = tls_want_read,
     .ending = tls_ending,
+    .timeout = tls_timeout,
     .release = tls_release,
 };
