@@ -203,7 +203,8 @@ def test_garbage_closes_and_the_worker_serves_on(tserver, pki):
             assert not got.startswith(b"HTTP/"), got
     with tls_conn(tserver.tls_port, pki) as c:
         assert c.exchange("GET", "/index.html").status == 200
-    assert "TLS handshake with" in tserver.stderr_text()
+    # stderr is read by a thread: wait for the line rather than race it.
+    assert tserver.err.wait_for(lambda t: "TLS handshake with" in t, 5), tserver.stderr_text()
 
 
 def test_failed_handshakes_are_logged_at_most_once_a_second(pith, pki):
