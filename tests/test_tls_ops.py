@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 import http_raw
 import tlscerts
 from conftest import PITH_BIN, socket_inodes
+from opsnet_util import metrics, status_port, wait_metric
 from tlsutil import client_ctx, leaf_der, plain_socket, served_cert, tls_args, tls_conn
 
 pytestmark = pytest.mark.full_only("TLS")
@@ -186,6 +188,59 @@ def test_a_broken_certificate_at_hup_keeps_the_old_one(pith, pki, reloadable):
     assert serial_of(served_cert(s.tls_port, "localhost")) == old_serial
     with tls_conn(s.tls_port, pki) as c:
         assert c.exchange("GET", "/index.html").status == 200
+
+
+def _install(src_cert, src_key, cert, key):
+    """Puts a pair in place, each file by one rename (never half written)."""
+    for src, dst in ((src_cert, cert), (src_key, key)):
+        tmp = dst + ".new"
+        shutil.copy(src, tmp)
+        os.rename(tmp, dst)
+
+
+def test_a_storm_of_hups_swapping_two_certificates_under_load(pith, pki, reloadable):
+    """HUPs in quick succession, the files swapped between two valid pairs
+    each time, while clients keep handshaking: the master rewrites the
+    published PEM texts while workers may still be copying the previous
+    ones. Every handshake must present one of the two whole certificates,
+    and no worker may fail to rebuild (the master may refuse a pair it read
+    between the two renames: that is its rule for a broken pair)."""
+    cert, key, other = reloadable
+    pairs = [pki["ecdsa"], other["ecdsa"]]
+    leaves = {leaf_der(p[0]) for p in pairs}
+    s = pith("--tls-port", "0", "--tls-cert", cert, "--tls-key", key, workers=2)
+    assert len(s.wait_workers(2)) == 2
+    seen, errors, stop = [], [], threading.Event()
+
+    def handshakes():
+        while not stop.is_set():
+            try:
+                seen.append(served_cert(s.tls_port, "localhost"))
+            except OSError as e:  # ssl.SSLError is one
+                errors.append(repr(e))
+
+    clients = [threading.Thread(target=handshakes) for _ in range(2)]
+    for t in clients:
+        t.start()
+    try:
+        for i in range(150):
+            _install(*pairs[i % 2], cert, key)
+            s.signal(signal.SIGHUP)
+            time.sleep(0.002 * (i % 5))
+    finally:
+        stop.set()
+        for t in clients:
+            t.join()
+    # The last pair, alone: everyone ends up serving it.
+    _install(*pairs[1], cert, key)
+    s.signal(signal.SIGHUP)
+    last = serial_of(leaf_der(pairs[1][0]))
+    assert wait_for_serial(s.tls_port, last) == last
+    err = s.stderr_text()
+    assert "this worker keeps its TLS certificates" not in err, err[-3000:]
+    assert err.count("TLS certificates and keys reloaded") > 20, err[-3000:]
+    assert not errors, errors[:5]
+    assert len(seen) > 50 and set(seen) <= leaves, len(seen)
 
 
 # -- --redirect-http, --hsts, --tls-only --------------------------------------------
@@ -363,3 +418,32 @@ def test_the_status_process_holds_no_private_key(pith, pki):
         time.sleep(0.05)
     # ... without the keys.
     assert _big_shared_maps(children[0]) == []
+
+
+# -- /metrics counts what the workers' exit lines count --------------------------------
+
+
+def test_metrics_count_handshakes_plain_http_and_data_paths(pith, pki):
+    s = pith(*tls_args(pki), "--status", "127.0.0.1:0", workers=2)
+    sp = status_port(s)
+    for _ in range(3):
+        with tls_conn(s.tls_port, pki) as c:
+            assert c.exchange("GET", "/index.html").status == 200
+    with plain_socket(s.tls_port) as c:  # plain HTTP on the TLS port: a 400
+        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert c.recv(100).startswith(b"HTTP/1.1 400")
+    with plain_socket(s.tls_port) as c:  # not a handshake record: failed
+        c.sendall(b"\x00" * 10)
+        c.recv(100)
+    ok = 'pith_tls_handshakes_total{result="ok"}'
+    failed = 'pith_tls_handshakes_total{result="failed"}'
+    m = wait_metric(sp, None, lambda m: m.get(ok) == 3 and m.get(failed) == 1
+                    and m.get("pith_tls_plain_http_total") == 1)
+    assert (m[ok], m[failed], m["pith_tls_plain_http_total"]) == (3, 1, 1), m
+    paths = [m['pith_tls_connections_total{path="%s"}' % p] for p in ("kernel", "userspace")]
+    assert sum(paths) == 3, m
+    if "userspace TLS: " in s.start_line:
+        assert paths[0] == 0
+    # Without HTTPS there are no TLS families at all.
+    plain = pith("--status", "127.0.0.1:0")
+    assert not [k for k in metrics(status_port(plain)) if k.startswith("pith_tls_")]

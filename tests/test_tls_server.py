@@ -19,6 +19,7 @@ import pytest
 
 import http_raw
 from conftest import PITH_BIN, fd_count, settled_fd_count, tls_pki
+from opsnet_util import status_port, wait_metric
 from tlsutil import client_ctx, leaf_der, plain_socket, s_client, served_cert, tls_args, tls_conn
 
 pytestmark = pytest.mark.full_only("TLS")
@@ -202,7 +203,8 @@ def test_garbage_closes_and_the_worker_serves_on(tserver, pki):
             assert not got.startswith(b"HTTP/"), got
     with tls_conn(tserver.tls_port, pki) as c:
         assert c.exchange("GET", "/index.html").status == 200
-    assert "TLS handshake with" in tserver.stderr_text()
+    # stderr is read by a thread: wait for the line rather than race it.
+    assert tserver.err.wait_for(lambda t: "TLS handshake with" in t, 5), tserver.stderr_text()
 
 
 def test_failed_handshakes_are_logged_at_most_once_a_second(pith, pki):
@@ -285,6 +287,45 @@ def test_byte_a_second_handshake_is_cut_and_others_are_served(pith, pki):
     # 0.5 s polls), and the other client did not wait for it.
     assert 2.7 <= closed_at <= 6.5, closed_at
     assert served and served[0] < 2.5, served
+
+
+def _wait_closed(sock, timeout=6.0):
+    """Seconds until the server closes sock (reset or FIN), or None."""
+    start = time.monotonic()
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(4096):
+            pass
+    except socket.timeout:
+        return None
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - start
+
+
+def test_a_handshake_that_times_out_is_a_failed_one(pith, pki):
+    """A client that starts a ClientHello and never finishes it is a failed
+    handshake when --timeout-handshake cuts it: counted (the exit line,
+    /metrics) and logged like the others. One that sent nothing at all is a
+    probe (a port scan, a browser's spare connection): closed, not counted."""
+    s = pith(*tls_args(pki, "--timeout-handshake", "1", "--status", "127.0.0.1:0"))
+    sp = status_port(s)
+    partial = socket.create_connection(("127.0.0.1", s.tls_port), timeout=10)
+    silent = socket.create_connection(("127.0.0.1", s.tls_port), timeout=10)
+    try:
+        partial.sendall(client_hello()[:20])
+        assert _wait_closed(partial) is not None, "the partial handshake was never cut"
+        assert _wait_closed(silent) is not None, "the silent connection was never cut"
+    finally:
+        partial.close()
+        silent.close()
+    failed = 'pith_tls_handshakes_total{result="failed"}'
+    timeouts = 'pith_connections_closed_total{reason="timeout"}'
+    m = wait_metric(sp, None, lambda m: m.get(timeouts) == 2 and m.get(failed) == 1)
+    assert m[failed] == 1 and m[timeouts] == 2, m
+    assert m['pith_tls_handshakes_total{result="ok"}'] == 0, m
+    lines = [l for l in s.stderr_text().splitlines() if "TLS handshake with" in l]
+    assert len(lines) == 1 and "timed out" in lines[0], lines
 
 
 def test_a_thousand_handshakes_leave_the_fd_count_where_it_was(pith, pki):

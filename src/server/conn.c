@@ -447,6 +447,8 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 
 void conn_on_timeout(struct worker *w, struct conn *c)
 {
+    if (c->tp->timeout && c->tp->timeout(w, c))
+        return; /* a stream that was never set up: nothing to answer */
     /* A PROXY header that did not arrive whole is no HTTP request to
      * answer with a 408: the connection just closes. */
     if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out && !c->proxy_pending) {

@@ -152,7 +152,7 @@ static void dispatch(struct worker *w, struct conn *c, uint32_t events)
     switch (c->state) {
     case CONN_READ:
         /* Writability while reading: a TLS handshake whose reply did not
-         * fit the socket at once. */
+         * fit the socket at once, or a TLS read that must send first. */
         if ((events & EPOLLOUT) && !(events & (EPOLLHUP | EPOLLERR)))
             c->tp->writable(w, c);
         else if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))

@@ -48,8 +48,9 @@ struct stats_worker {
     uint64_t client[STATS_CLIENT_EVENTS];
     uint64_t open_conns; /* a gauge: this slot's worker's connections now */
     uint64_t up;         /* 1 while the worker accepts connections */
-    /* TLS (its own branch) adds here: handshakes by result, kernel-TLS
-     * connections, and writes them in status.c's put_tls(). */
+    /* HTTPS (tls.c; status.c's put_tls()): handshakes by result, plain
+     * HTTP requests on the TLS port, connections by data path. */
+    uint64_t tls_handshakes, tls_failed, tls_plain_http, tls_ktls, tls_userspace;
 };
 
 struct stats_shared {

@@ -111,11 +111,22 @@ static uint64_t sum(const struct server *srv, size_t off)
 
 #define SUM(srv, field) sum((srv), offsetof(struct stats_worker, field))
 
-/* TLS (its own branch) writes its handshakes and kernel-TLS use here. */
+/* HTTPS: only where it is served (pith-tiny never has these families). */
 static void put_tls(const struct server *srv, struct buf *b)
 {
-    (void)srv;
-    (void)b;
+    if (srv->set.ntls == 0)
+        return;
+    metric_head(b, "pith_tls_handshakes_total", "counter",
+                "TLS handshakes, by result (a connection that sent nothing is no handshake).");
+    metric1(b, "pith_tls_handshakes_total", "result", "ok", SUM(srv, tls_handshakes));
+    metric1(b, "pith_tls_handshakes_total", "result", "failed", SUM(srv, tls_failed));
+    metric_head(b, "pith_tls_plain_http_total", "counter",
+                "Plain HTTP requests on the TLS port (answered with a plain 400).");
+    metric(b, "pith_tls_plain_http_total", NULL, SUM(srv, tls_plain_http));
+    metric_head(b, "pith_tls_connections_total", "counter",
+                "TLS connections after their handshake, by data path.");
+    metric1(b, "pith_tls_connections_total", "path", "kernel", SUM(srv, tls_ktls));
+    metric1(b, "pith_tls_connections_total", "path", "userspace", SUM(srv, tls_userspace));
 }
 
 void status_metrics(const struct server *srv, struct buf *b)

@@ -15,6 +15,7 @@
 #include "server/exchange.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/stats.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -46,6 +47,9 @@ struct tls_conn {
     bool ktls_send;
     bool broken; /* a fatal error: nothing more may be written */
     bool ready;  /* on the ready list */
+    /* SSL_read must send a message of OpenSSL's own first (SSL_ERROR_WANT_WRITE)
+     * and the socket was full: reading resumes on writable(). */
+    bool read_wants_write;
 };
 
 struct tls_worker {
@@ -236,11 +240,32 @@ static void log_failure(struct worker *w, struct conn *c, const char *why)
     log_error(line);
 }
 
-static void handshake_failed(struct worker *w, struct conn *c, const char *why)
+static void count_failure(struct worker *w, struct conn *c, const char *why)
 {
     w->tls->failed++;
+    stats_add(&w->stats->tls_failed, 1);
     log_failure(w, c, why);
+}
+
+static void handshake_failed(struct worker *w, struct conn *c, const char *why)
+{
+    count_failure(w, c, why);
     conn_close(w, c, CLOSE_ERROR);
+}
+
+/* --timeout-handshake passed. A client that sent part of a handshake (or
+ * a whole one and never read the answer) failed it; one that sent nothing
+ * at all is a probe (a port scan, a browser's spare connection), as when
+ * it closes without a byte: closed, not counted. Both close as timeouts. */
+static bool tls_timeout(struct worker *w, struct conn *c)
+{
+    struct tls_conn *tc = tconn(w, c);
+    if (!tc->ssl || !tc->handshaking || c->state != CONN_READ)
+        return false; /* after the handshake: the header, keep-alive and send deadlines */
+    if (tc->first_seen)
+        count_failure(w, c, "the handshake timed out");
+    conn_close(w, c, CLOSE_TIMEOUT);
+    return true;
 }
 
 /* A client that speaks plain HTTP to the TLS port gets told so (as nginx
@@ -255,6 +280,7 @@ static void plain_http(struct worker *w, struct conn *c)
                      "Connection: close\r\n\r\n%s",
                      sizeof body - 1, body);
     w->tls->plain_http++;
+    stats_add(&w->stats->tls_plain_http, 1);
     sys_send(c->fd, msg, (size_t)n, false);
     /* What the client sent after its head must not turn our close into a
      * reset that could destroy the answer before it is read. */
@@ -270,10 +296,12 @@ static void established(struct worker *w, struct conn *c)
     tc->handshaking = false;
     tc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(tc->ssl)) != 0;
     tw->handshakes++;
+    stats_add(&w->stats->tls_handshakes, 1);
     if (tc->ktls_send)
         tw->ktls++;
     else
         tw->userspace++; /* the fallback, counted */
+    stats_add(tc->ktls_send ? &w->stats->tls_ktls : &w->stats->tls_userspace, 1);
     /* Now the usual deadlines: a whole head within timeout_header. */
     c->head_started_ms = w->now_ms;
     arm_seconds(w, c, w->set->timeout_header);
@@ -321,6 +349,7 @@ static void read_plaintext(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
     bool got = false;
+    tc->read_wants_write = false; /* this read decides again */
     while (c->state == CONN_READ || c->state == CONN_WRITE) {
         size_t room, n = 0;
         char *p = conn_input_room(w, c, &room);
@@ -334,7 +363,16 @@ static void read_plaintext(struct worker *w, struct conn *c)
             continue;
         }
         int e = SSL_get_error(tc->ssl, r);
-        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        if (e == SSL_ERROR_WANT_WRITE) {
+            /* OpenSSL has a message to send before it reads on (a
+             * post-handshake one, such as a KeyUpdate) and the socket is
+             * full: the read resumes when the socket has room, which a
+             * wait for bytes would never notice (the client may send
+             * nothing until it gets its answer). */
+            tc->read_wants_write = true;
+            break;
+        }
+        if (e == SSL_ERROR_WANT_READ)
             break;
         ERR_clear_error();
         tc->broken = e != SSL_ERROR_ZERO_RETURN;
@@ -343,7 +381,11 @@ static void read_plaintext(struct worker *w, struct conn *c)
         return;
     }
     if (!got && c->state == CONN_READ)
-        conn_input_done(w, c, -EAGAIN);
+        conn_input_done(w, c, -EAGAIN); /* tls_want_read: for room, if the read waits for it */
+    else if (tc->read_wants_write && c->state == CONN_READ)
+        w->loop->want_write(w, c);
+    /* While a response is in flight the connection waits for the socket
+     * anyway; back in READ, tls_want_read asks for room. */
 }
 
 static void pump(struct worker *w, struct conn *c)
@@ -405,6 +447,7 @@ static ssize_t flush(struct worker *w, struct conn *c)
         ssize_t owed = tc->owed;
         tc->out_len = tc->held = tc->owed = 0;
         tc->pending = false;
+        tc->read_wants_write = false; /* SSL_write sent OpenSSL's own message first */
         return owed;
     }
     if (SSL_get_error(tc->ssl, r) == SSL_ERROR_WANT_WRITE) {
@@ -499,6 +542,12 @@ static void tls_writable(struct worker *w, struct conn *c)
         pump(w, c);
         return;
     }
+    if (tc->read_wants_write && c->state == CONN_READ) {
+        read_plaintext(w, c); /* OpenSSL sends its message, then reads on */
+        if (c->state != CONN_CLOSING && c->state != CONN_FREE)
+            maybe_release(w->tls, tc);
+        return;
+    }
     if (!tc->pending) {
         conn_writable(w, c);
         return;
@@ -520,6 +569,14 @@ static void tls_want_read(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
     struct tls_worker *tw = w->tls;
+    if (tc->read_wants_write) {
+        /* Nothing can be read before OpenSSL's message has gone: the
+         * connection waits for room (epoll watches one direction: this
+         * one; io_uring keeps its receive armed beside the poll). */
+        w->loop->want_read(w, c);
+        w->loop->want_write(w, c);
+        return;
+    }
     if (tc->ssl && !tc->handshaking && !tc->ready &&
         (tc->in_len > tc->in_off || SSL_pending(tc->ssl) > 0)) {
         tc->ready = true;
@@ -587,5 +644,6 @@ const struct transport_ops transport_tls = {
     .writable = tls_writable,
     .want_read = tls_want_read,
     .ending = tls_ending,
+    .timeout = tls_timeout,
     .release = tls_release,
 };

@@ -40,12 +40,25 @@
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 #define TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
-/* The PEM texts, shared between the master and every worker (MAP_SHARED). */
-struct tls_pems {
-    uint32_t generation; /* bumped by each reload the master accepted */
+/* One set of PEM texts, a pair per --tls-cert/--tls-key. */
+struct pem_slot {
     uint32_t cert_len[SETTINGS_TLS_PAIRS_MAX], key_len[SETTINGS_TLS_PAIRS_MAX];
     char cert[SETTINGS_TLS_PAIRS_MAX][CERT_PEM_MAX];
     char key[SETTINGS_TLS_PAIRS_MAX][KEY_PEM_MAX];
+};
+
+/* The texts the master published, shared with every worker (MAP_SHARED).
+ * Two slots: slot[generation & 1] is the published one, which the master
+ * (the only writer) never touches; a reload writes the other, and only a
+ * reload that builds publishes it, by bumping generation (a release store:
+ * the texts are complete before the number says so). A worker copies the
+ * published slot, then checks that generation has not moved: the master
+ * rewrites that slot only in the reload after the next one, which begins
+ * after the next one was published, so an unchanged generation means an
+ * unchanged copy (a seqlock with the publication as its write marker). */
+struct tls_pems {
+    uint32_t generation; /* bumped by each reload the master accepted */
+    struct pem_slot slot[2];
 };
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -155,10 +168,10 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
     return 0; /* an encrypted key is refused, never prompted for */
 }
 
-/* A context for pair i from the PEM texts in the shared mapping. */
-static SSL_CTX *ctx_build(struct tls_server *ts, unsigned i, char *err, size_t cap)
+/* A context for pair i from the PEM texts in sh. */
+static SSL_CTX *ctx_build(struct tls_server *ts, const struct pem_slot *sh, unsigned i, char *err,
+                          size_t cap)
 {
-    const struct tls_pems *sh = ts->pems;
     const char *cert_file = ts->set->tls_cert[i], *key_file = ts->set->tls_key[i];
     SSL_CTX *ctx = ctx_policy(ts);
     if (!ctx) {
@@ -239,12 +252,12 @@ static int read_pem(const char *flag, const char *path, char *dst, size_t cap, u
     return 0;
 }
 
-/* Reads every pair into sh's PEM area, then builds a context from each
- * into out[]. On failure nothing is kept (the caller's contexts stay). */
-static int load_pairs(struct tls_server *ts, SSL_CTX **out, char *err, size_t cap)
+/* Reads every pair into sh, then builds a context from each into out[]. On
+ * failure nothing is kept (the caller's contexts stay). */
+static int load_pairs(struct tls_server *ts, struct pem_slot *sh, SSL_CTX **out, char *err,
+                      size_t cap)
 {
     const struct settings *set = ts->set;
-    struct tls_pems *sh = ts->pems;
     for (unsigned i = 0; i < set->ntls; i++)
         if (read_pem("--tls-cert", set->tls_cert[i], sh->cert[i], CERT_PEM_MAX, &sh->cert_len[i],
                      err, cap) < 0 ||
@@ -252,7 +265,7 @@ static int load_pairs(struct tls_server *ts, SSL_CTX **out, char *err, size_t ca
                      cap) < 0)
             return -1;
     for (unsigned i = 0; i < set->ntls; i++) {
-        out[i] = ctx_build(ts, i, err, cap);
+        out[i] = ctx_build(ts, sh, i, err, cap);
         if (!out[i]) {
             while (i--)
                 SSL_CTX_free(out[i]);
@@ -290,7 +303,7 @@ struct tls_server *tls_server_new(const struct settings *set, char *err, size_t 
     ts->pems = sh;
     ts->tickets = tk;
     ts->set = set;
-    if (load_pairs(ts, ts->ctx, err, cap) < 0)
+    if (load_pairs(ts, &sh->slot[0], ts->ctx, err, cap) < 0) /* generation 0, before any fork */
         return NULL;
     ts->nctx = set->ntls;
     probe_ktls(ts);
@@ -316,55 +329,81 @@ static void replace_contexts(struct tls_server *ts, SSL_CTX **fresh)
 
 int tls_server_reload(struct tls_server *ts, const struct settings *set)
 {
+    (void)set;
     char err[400];
     SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
-    /* The PEM area is rewritten in place: keep the old texts to restore
-     * them when the new ones are refused (a worker restarted later must
-     * build what the others run). */
-    struct tls_pems *saved = sys_map(sizeof *saved);
-    if (!saved) {
-        log_error("HUP: keeping the current TLS certificates and keys: out of memory");
-        return -1;
-    }
-    memcpy(saved->cert_len, ts->pems->cert_len, sizeof saved->cert_len);
-    memcpy(saved->key_len, ts->pems->key_len, sizeof saved->key_len);
-    memcpy(saved->cert, ts->pems->cert, sizeof saved->cert);
-    memcpy(saved->key, ts->pems->key, sizeof saved->key);
-    (void)set;
-    if (load_pairs(ts, fresh, err, sizeof err) < 0) {
-        memcpy(ts->pems->cert_len, saved->cert_len, sizeof saved->cert_len);
-        memcpy(ts->pems->key_len, saved->key_len, sizeof saved->key_len);
-        memcpy(ts->pems->cert, saved->cert, sizeof saved->cert);
-        memcpy(ts->pems->key, saved->key, sizeof saved->key);
-        sys_unmap(saved, sizeof *saved);
+    struct tls_pems *pm = ts->pems;
+    uint32_t next = ts->generation + 1; /* the master's is the published one */
+    /* The slot written now is the one of generation - 1: a worker still
+     * copying it finds generation moved and waits for the next HUP. The
+     * fence keeps these writes behind the last publication. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (load_pairs(ts, &pm->slot[next & 1], fresh, err, sizeof err) < 0) {
+        /* Nothing was published: the workers, and any worker started
+         * later (a copy of the master's contexts), keep the old pairs. */
         log_error3("HUP: keeping the current TLS certificates and keys: ", err, "");
         return -1;
     }
-    sys_unmap(saved, sizeof *saved);
     replace_contexts(ts, fresh);
-    ts->generation = ++ts->pems->generation;
+    __atomic_store_n(&pm->generation, next, __ATOMIC_RELEASE);
+    ts->generation = next;
     log_error("HUP: TLS certificates and keys reloaded");
     return 0;
+}
+
+/* Copies the used pairs of the published slot (a length read while the
+ * master rewrites is bounded here, and the copy is then thrown away). */
+static void copy_slot(struct pem_slot *dst, const struct pem_slot *src, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t c = src->cert_len[i], k = src->key_len[i];
+        dst->cert_len[i] = c < CERT_PEM_MAX ? c : CERT_PEM_MAX;
+        dst->key_len[i] = k < KEY_PEM_MAX ? k : KEY_PEM_MAX;
+        memcpy(dst->cert[i], src->cert[i], dst->cert_len[i]);
+        memcpy(dst->key[i], src->key[i], dst->key_len[i]);
+    }
 }
 
 void tls_worker_reload(struct worker *w)
 {
     struct tls_server *ts = w->srv->tls;
-    if (!ts || ts->generation == ts->pems->generation)
+    if (!ts)
         return;
+    struct tls_pems *pm = ts->pems;
+    uint32_t gen = __atomic_load_n(&pm->generation, __ATOMIC_ACQUIRE);
+    if (gen == ts->generation)
+        return;
+    /* A private copy, taken quickly: the build below takes milliseconds
+     * and must not read texts the master may rewrite meanwhile. */
+    struct pem_slot *copy = sys_map(sizeof *copy);
+    if (!copy) {
+        log_error("HUP: this worker keeps its TLS certificates: out of memory");
+        return;
+    }
+    copy_slot(copy, &pm->slot[gen & 1], ts->nctx);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&pm->generation, __ATOMIC_RELAXED) != gen) {
+        /* A newer reload was published while we copied, and the one after
+         * it may already be rewriting this slot. Its HUP reaches this
+         * worker after the publication, so this worker copies again then. */
+        sys_unmap(copy, sizeof *copy);
+        return;
+    }
     SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
     char err[400];
     for (unsigned i = 0; i < ts->nctx; i++) {
-        fresh[i] = ctx_build(ts, i, err, sizeof err);
+        fresh[i] = ctx_build(ts, copy, i, err, sizeof err);
         if (!fresh[i]) {
             while (i--)
                 SSL_CTX_free(fresh[i]);
+            sys_unmap(copy, sizeof *copy);
             log_error3("HUP: this worker keeps its TLS certificates: ", err, "");
             return;
         }
     }
+    sys_unmap(copy, sizeof *copy);
     replace_contexts(ts, fresh);
-    ts->generation = ts->pems->generation;
+    ts->generation = gen;
 }
 
 /* ---- --redirect-http ---------------------------------------------------------------- */

@@ -34,5 +34,6 @@ const struct transport_ops transport_plain = {
     .writable = conn_writable,
     .want_read = plain_want_read,
     .ending = NULL,
+    .timeout = NULL,
     .release = NULL,
 };

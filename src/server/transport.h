@@ -50,6 +50,10 @@ struct transport_ops {
     /* Our side of the stream ends now (a close, or the write side shut
      * before lingering): TLS says so with a close_notify. May be NULL. */
     void (*ending)(struct worker *w, struct conn *c);
+    /* The connection's deadline passed: true when the transport ended c
+     * itself (a TLS handshake that did not finish in time), false to leave
+     * it to conn.c's timeout. May be NULL. */
+    bool (*timeout)(struct worker *w, struct conn *c);
     /* The connection is being freed (NULL: nothing to release). */
     void (*release)(struct worker *w, struct conn *c);
 };
