@@ -34,7 +34,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
-        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross size-tiny
+        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny
 
 all: pith
 
@@ -154,6 +154,12 @@ $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
 	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 cross-$(1): $$(TINY_BIN_$(1))
+# The same objects with src/testhook/raw.c for none.c: the test hooks, for
+# proving the sandbox under a real kernel (tests/test_tiny_arm64_kernel.py).
+$$(TINY_DIR_$(1))/pith-tiny-testhook: $$(filter-out %/testhook/none.o,$$(TINY_OBJ_$(1))) \
+                                      $$(TINY_DIR_$(1))/testhook/raw.o
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 endef
 $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 
@@ -170,6 +176,12 @@ test-tiny: pith-tiny
 # once per architecture for the whole module.
 test-cross: pith-tiny cross
 	PITH_CROSS=1 PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) -n 0 tests/test_tiny_cross.py
+
+# The aarch64 pith-tiny under a real arm64 kernel with its sandbox on:
+# Debian's arm64 cloud kernel in qemu-system-aarch64 (scripts/qemu-arm64-run
+# fetches it and busybox once, into build/arm64-guest/), one boot, about 10 s.
+test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook
+	PITH_ARM64_KERNEL=1 $(PYTEST) -n 0 tests/test_tiny_arm64_kernel.py
 
 # Each architecture's stripped size against its budget, and where the bytes go.
 size-tiny: tiny cross
@@ -250,6 +262,7 @@ check:
 	$(MAKE) package-check
 	$(MAKE) test-tiny
 	$(MAKE) test-cross
+	$(MAKE) test-arm64-kernel
 	$(MAKE) size-tiny
 	$(MAKE) test-testssl
 	$(MAKE) -j2 fuzz-smoke

@@ -93,9 +93,13 @@ socket.setdefaulttimeout(15)
 # needs a library; a test of such a feature carries
 # @pytest.mark.full_only("which feature") and is skipped for it, with that
 # reason (listed once in skips_allowed.txt). The cross-built pith-tiny smoke
-# (test_tiny_cross.py, qemu-user) runs only under `make test-cross`.
+# (test_tiny_cross.py, qemu-user) runs only under `make test-cross`, the
+# aarch64 one under a real arm64 kernel (test_tiny_arm64_kernel.py, one
+# qemu-system-aarch64 boot) only under `make test-arm64-kernel`.
 PITH_TINY = os.environ.get("PITH_TINY") == "1" or os.path.basename(PITH_BIN).startswith("pith-tiny")
 collect_ignore = [] if os.environ.get("PITH_CROSS") == "1" else ["test_tiny_cross.py"]
+if os.environ.get("PITH_ARM64_KERNEL") != "1":
+    collect_ignore.append("test_tiny_arm64_kernel.py")
 if not PITH_TINY:
     collect_ignore.append("test_tiny_cli.py")  # what only pith-tiny answers
 

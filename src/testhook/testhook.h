@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * testhook.h - requests that only the test build (pith-asan, -DPITH_ASAN=1)
- * understands, to prove the sandbox holds (tests/test_sandbox.py). The
- * Makefile links src/testhook/asan.c into pith-asan and src/testhook/none.c
- * (which recognises nothing) into pith, so the release binary has no trace
- * of them.
+ * testhook.h - requests that only the test builds understand, to prove the
+ * sandbox holds: pith-asan (-DPITH_ASAN=1, tests/test_sandbox.py) and
+ * pith-tiny-testhook (tests/test_tiny_arm64_kernel.py). The Makefile links
+ * src/testhook/asan.c into pith-asan, src/testhook/raw.c (the first and
+ * last request below, over raw system calls) into
+ * build/tiny-ARCH/pith-tiny-testhook, and src/testhook/none.c (which
+ * recognises nothing) into pith and pith-tiny, so the release binaries have
+ * no trace of them.
  */
 #ifndef PITH_TESTHOOK_H
 #define PITH_TESTHOOK_H
