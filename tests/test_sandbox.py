@@ -178,3 +178,39 @@ def test_sanitizer_reports_from_inside_the_sandbox(pith, docroot):
     assert "ERROR: AddressSanitizer: stack-buffer-overflow" in text and "SUMMARY:" in text, text
     assert "killed by signal" not in text
     assert poll_until(lambda: s.get("/index.html").status == 200, 5)
+
+
+def _status_process(s, sp):
+    """The master's child that listens on the --status port."""
+    from conftest import listening_ports
+
+    kids = s.wait_workers(2)
+    found = [p for p in kids if sp in listening_ports(p)]
+    assert len(found) == 1, kids
+    return found[0]
+
+
+def test_status_process_is_confined_too(pith, docroot):
+    """The --status process parses requests from the network as a worker
+    does: it gets Landlock (no file at all: it serves none) and the epoll
+    worker's seccomp allow-list, and still answers every request; never
+    with --no-sandbox."""
+    from opsnet_util import metrics, status_get, status_port
+
+    s = pith("--status", "127.0.0.1:0")
+    sp = status_port(s)
+    p = _status_process(s, sp)
+    assert poll_until(lambda: proc_status(p)["NoNewPrivs"] == ["1"], 5), proc_status(p)
+    if seccomp_on(s):
+        st = proc_status(p)
+        assert st["Seccomp"] == ["2"] and st["Seccomp_filters"] == ["1"], st
+    assert s.get("/index.html").status == 200
+    # Every kind of answer it gives, with the filter on.
+    assert status_get(sp, "/healthz").status == 200
+    assert any(k.startswith("pith_requests_total") for k in metrics(sp))
+    assert status_get(sp, "/nothing").status == 404
+    assert proc_status(p)["State"][0] in "SR"  # alive after all of them
+    assert "status process died" not in s.stderr_text()
+    off = pith("--no-sandbox", "--status", "127.0.0.1:0")
+    st = proc_status(_status_process(off, status_port(off)))
+    assert st["Seccomp"] == ["0"] and st["NoNewPrivs"] == ["0"]

@@ -162,6 +162,25 @@ static int restrict_syscalls(struct worker *w)
     return r < 0 ? fail("worker: seccomp", r) : 0;
 }
 
+int lockdown_status(const struct server *srv)
+{
+    if (!srv->set.sandbox)
+        return 0;
+    /* No file at all: it serves none, and its log lines go to the
+     * descriptors it inherited. */
+    int r = srv->landlock_abi > 0 ? sys_landlock_restrict(srv->landlock_abi, NULL, 0) : 0;
+    if (r < 0)
+        return fail("status: Landlock", r);
+    if (srv->seccomp_err != 0)
+        return 0;
+    int nrs[SYSCALLS_MAX];
+    size_t n = add_table(nrs, 0, common, ARRAY_LEN(common));
+    n = add_table(nrs, n, epoll_table, ARRAY_LEN(epoll_table)); /* its loop is always epoll */
+    n = add_table(nrs, n, testhook_syscalls, testhook_nsyscalls);
+    r = sys_seccomp_allow_only(nrs, n);
+    return r < 0 ? fail("status: seccomp", r) : 0;
+}
+
 int lockdown_worker(struct worker *w)
 {
     const struct settings *set = w->set;

@@ -52,6 +52,13 @@ void lockdown_describe(const struct server *srv, char *out, size_t cap);
  * worker then exits, and the master says so). */
 int lockdown_worker(struct worker *w);
 
+/* Confines the --status process once its loop is set up (it dropped
+ * privileges itself): Landlock with no file allowed, and the epoll
+ * worker's seccomp allow-list, a superset of its calls (accept4, recvfrom,
+ * sendto, epoll, the signalfd read, close, shutdown, log writes). Nothing
+ * with --no-sandbox. 0, or -1 after logging why. */
+int lockdown_status(const struct server *srv);
+
 /* The test build's extra allow-list (src/testhook/asan.c: what the ASan
  * runtime calls when it reports), empty in the release build. */
 extern const struct lockdown_syscall testhook_syscalls[];

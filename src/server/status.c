@@ -24,6 +24,7 @@
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "core/respond.h"
+#include "server/lockdown.h"
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/tls.h"
@@ -341,6 +342,8 @@ int status_run(const struct server *srv)
         log_error("status: cannot set up its event loop");
         return 1;
     }
+    if (lockdown_status(srv) < 0)
+        return 1;
     for (;;) {
         struct epoll_event ev[STATUS_CONNS + 2];
         int n = sys_epoll_wait(st->epfd, ev, (int)ARRAY_LEN(ev), 500, NULL);
