@@ -167,15 +167,19 @@ def test_alpn_answers_http11(tserver, pki):
 # -- what a TLS port does with other bytes --------------------------------------------
 
 
+def _read_to_eof(sock):
+    got = b""
+    while True:
+        d = sock.recv(4096)
+        if not d:
+            return got
+        got += d
+
+
 def test_plain_http_on_the_tls_port_gets_a_plain_400(tserver):
     with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as s:
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        got = b""
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            got += d
+        got = _read_to_eof(s)
     assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n"), got
     assert b"HTTPS" in got
 
@@ -408,12 +412,7 @@ def test_plain_http_on_the_tls_port_ends_with_a_lingering_close(tserver):
     # it is read. A plain close would answer the later bytes with a reset.
     with socket.create_connection(("127.0.0.1", tserver.tls_port), timeout=10) as s:
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        got = b""
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            got += d
+        got = _read_to_eof(s)
         assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n"), got
         for _ in range(5):  # a reset shows on the send after the one it answers
             s.sendall(b"X" * 1000)
