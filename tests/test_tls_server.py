@@ -63,6 +63,44 @@ def test_curl_fetches_byte_exact_over_tls(tserver, pki, docroot):
     assert b"Content-Length: %d" % len(big) in p.stdout
 
 
+def test_a_slow_reader_gets_every_byte_and_others_are_served(tserver, pki, docroot):
+    """A client with a small window reads a 3 MiB body slowly, with a request
+    pipelined behind it: the records sealed for it wait for room (epoll) or
+    for the ring's send (io_uring) without holding the worker, and the
+    pipelined answer follows the last of them, in order."""
+    big = open(os.path.join(docroot.root, "big.bin"), "rb").read()
+    raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.settimeout(20)
+    raw.connect(("127.0.0.1", tserver.tls_port))
+    with client_ctx(pki).wrap_socket(raw, server_hostname="localhost") as t:
+        t.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+                  b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = t.recv(4096)
+        # The worker is not held: another client is served meanwhile.
+        with tls_conn(tserver.tls_port, pki, timeout=5) as other:
+            assert other.exchange("GET", "/index.html").status == 200
+        head_end = -1
+        while head_end < 0:
+            got += t.recv(4096)
+            head_end = got.find(b"\r\n\r\n")
+        assert got.startswith(b"HTTP/1.1 200 "), got[:100]
+        body = bytearray(got[head_end + 4:])
+        slow = 0
+        while len(body) < len(big):
+            d = t.recv(min(16384, len(big) - len(body)))
+            assert d, "the stream ended after %d bytes" % len(body)
+            body += d
+            if slow < 40:  # the first part slowly: the socket fills
+                slow += 1
+                time.sleep(0.01)
+        assert hashlib.sha256(body).digest() == hashlib.sha256(big).digest()
+        rest = b""
+        while b"\r\n\r\n" not in rest:
+            rest += t.recv(4096)
+        assert rest.startswith(b"HTTP/1.1 200 "), rest[:100]
+
+
 def test_keepalive_and_plain_port_still_plain(tserver, pki):
     with tls_conn(tserver.tls_port, pki) as c:
         for _ in range(3):
