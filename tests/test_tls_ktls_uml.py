@@ -31,6 +31,7 @@ import pytest
 import tlscerts
 from conftest import PITH_BIN, PITH_IO, REPO
 from tls_ktls_guest import CASES, PIPELINED_FROM, REQUESTS
+from tlsutil import answered_key_update_first
 
 pytestmark = pytest.mark.full_only("TLS")
 
@@ -172,3 +173,22 @@ def test_kernel_tls_sent_the_bytes(guest, loop, version, cipher):
 # hands ciphertext to OpenSSL through a memory BIO (docs/DESIGN.md, HTTPS),
 # so OpenSSL cannot switch the receive side to kernel TLS; requests are read
 # with SSL_read. The rig check above proves the kernel could.
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_key_update_request_gets_no_data_under_the_old_key(guest, loop):
+    """RFC 8446 4.6.3: a client's KeyUpdate with update_requested must be
+    answered by one of ours before our next application data. Linux 6.1's
+    kernel TLS cannot take a new sending key, and OpenSSL 3.0 would send its
+    KeyUpdate only from an SSL_write, which pith does not use there: so pith
+    ends such a connection rather than send more under the old key (the
+    client reconnects). Userspace TLS answers it (test_tls_server.py)."""
+    r = _loop(guest, loop)
+    k = r.get("key_update", {"error": "no key update case ran"})
+    assert "error" not in k, k
+    events = k["events"]
+    assert events[:2] == ["response", "client KeyUpdate"], events
+    assert answered_key_update_first(events), (
+        "a response followed the client's KeyUpdate request without a KeyUpdate of the server's "
+        "first: %s" % events)
+    assert "key_update_closed=1" in r["stderr"], r["stderr"]

@@ -20,7 +20,8 @@ import pytest
 import http_raw
 from conftest import PITH_BIN, fd_count, settled_fd_count, tls_pki
 from opsnet_util import status_port, wait_metric
-from tlsutil import client_ctx, leaf_der, plain_socket, s_client, served_cert, tls_args, tls_conn
+from tlsutil import (answered_key_update_first, client_ctx, key_update_events, leaf_der,
+                     plain_socket, s_client, served_cert, tls_args, tls_conn)
 
 pytestmark = pytest.mark.full_only("TLS")
 
@@ -140,6 +141,16 @@ def test_the_end_of_the_stream_is_a_close_notify(tserver, pki, request_bytes):
                 break
             got += d
     assert got.startswith(b"HTTP/1.1 "), got[:100]
+
+
+def test_a_clients_key_update_request_is_answered_before_the_next_response(tserver, pki):
+    """RFC 8446 4.6.3 on the userspace path (this host has no kernel TLS;
+    tests/test_tls_ktls_uml.py has the kernel's): OpenSSL sends our
+    KeyUpdate with the next SSL_write, ahead of the response."""
+    events = key_update_events(tserver.tls_port, pki["ca"], "/index.html")
+    assert events.count("client KeyUpdate") == 1, events
+    assert events.count("response") == 2, events
+    assert answered_key_update_first(events), events
 
 
 # -- the policy --------------------------------------------------------------------

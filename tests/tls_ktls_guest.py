@@ -214,6 +214,7 @@ def run_loop(args, loop):
                 if p.returncode == 0:
                     case.update(json.loads(p.stdout))
                 result["cases"]["%s %s" % (version, cipher)] = case
+            result["key_update"] = key_update_case(args.ca)
     finally:
         proc.terminate()
         try:
@@ -224,6 +225,16 @@ def run_loop(args, loop):
         with open(err_path) as f:
             result["stderr"] = f.read()[-8000:]
     return result
+
+
+def key_update_case(ca):
+    """A TLS 1.3 client asks for a key update between two requests (openssl
+    s_client; see tlsutil.key_update_events): what followed, in order."""
+    from tlsutil import key_update_events  # the tests directory: sys.path[0]
+    try:
+        return {"events": key_update_events(PORT, ca, "/small.txt", pause=2.0)}
+    except Exception as e:  # recorded; the host judges
+        return {"error": repr(e)}
 
 
 def main():

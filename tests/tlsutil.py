@@ -6,6 +6,7 @@ the server presented."""
 import socket
 import ssl
 import subprocess
+import time
 
 import http_raw
 
@@ -56,3 +57,54 @@ def s_client(port, *args, data=b""):
     p = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port] + list(args),
                        input=data, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
     return p.returncode, p.stdout.decode("latin-1")
+
+
+def key_update_events(port, ca, path, pause=1.0):
+    """What happens on a TLS 1.3 connection when the client asks for a key
+    update (RFC 8446 4.6.3: update_requested): openssl s_client sends a GET of path,
+    its KeyUpdate (the `K` command), then a second GET. Returns the events
+    in order: "response" (a status line), "client KeyUpdate" and "server
+    KeyUpdate" (from s_client -msg). Python's ssl module cannot send a
+    KeyUpdate; s_client can. Only the standard library and s_client: the
+    user-mode Linux guest uses it too."""
+    get = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()
+    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, "-tls1_3",
+                          "-CAfile", ca, "-servername", "localhost", "-msg"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for chunk in (get, b"K\n", get):  # s_client reads its commands at a read's start
+            time.sleep(pause)
+            p.stdin.write(chunk)
+            p.stdin.flush()
+        time.sleep(pause * 1.5)
+    except BrokenPipeError:
+        pass  # s_client ended: the server closed the connection
+    finally:
+        try:
+            p.stdin.close()  # s_client's end: it closes the connection
+        except BrokenPipeError:
+            pass
+        out = p.stdout.read().decode("latin-1")
+        p.wait(30)
+    events = []
+    for line in out.splitlines():
+        if line.startswith("HTTP/1.1 "):
+            events.append("response")
+        elif "KeyUpdate" in line and line.startswith(">>>"):
+            events.append("client KeyUpdate")
+        elif "KeyUpdate" in line and line.startswith("<<<"):
+            events.append("server KeyUpdate")
+    return events
+
+
+def answered_key_update_first(events):
+    """RFC 8446 4.6.3: after a KeyUpdate with update_requested, the receiver
+    sends a KeyUpdate of its own before its next application data. True
+    when no response followed the client's KeyUpdate before the server's."""
+    i = events.index("client KeyUpdate")
+    for e in events[i + 1:]:
+        if e == "server KeyUpdate":
+            return True
+        if e == "response":
+            return False
+    return True

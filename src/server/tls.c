@@ -61,6 +61,7 @@ struct tls_worker {
     int64_t log_after_ms; /* failed handshakes: one line a second at most */
     uint64_t suppressed;
     uint64_t handshakes, failed, ktls, userspace, plain_http;
+    uint64_t key_update_closed;
 };
 
 /* SSL_get_error() needs an empty error queue before each call. Every
@@ -343,6 +344,24 @@ static bool handshake(struct worker *w, struct conn *c)
     }
 }
 
+/* A client's KeyUpdate asked for ours, which RFC 8446 4.6.3 wants sent
+ * before our next application data. With kernel TLS sending, that cannot
+ * be done: Linux 6.1 takes no new key on a kernel TLS socket, and OpenSSL
+ * 3.0 sends the KeyUpdate only from SSL_write, which this path does not
+ * use. The connection ends instead (a response in flight is cut), rather
+ * than go on under the key the client asked to leave; the client
+ * reconnects. Userspace TLS answers it with its next SSL_write. */
+static bool key_update_unanswerable(struct worker *w, struct conn *c)
+{
+    struct tls_conn *tc = tconn(w, c);
+    if (!tc->ktls_send || SSL_get_key_update_type(tc->ssl) == SSL_KEY_UPDATE_NONE)
+        return false;
+    w->tls->key_update_closed++;
+    bool mid_response = c->x && c->x->active && !outq_empty(&c->x->q);
+    conn_close(w, c, mid_response ? CLOSE_ERROR : CLOSE_DONE);
+    return true;
+}
+
 /* Decrypts what OpenSSL can into the connection's input, for as long as it
  * has room. */
 static void read_plaintext(struct worker *w, struct conn *c)
@@ -357,6 +376,8 @@ static void read_plaintext(struct worker *w, struct conn *c)
             break; /* the rest waits in OpenSSL or the TLS buffer (tls_want_read) */
         errors_clear();
         int r = SSL_read_ex(tc->ssl, p, room, &n);
+        if (key_update_unanswerable(w, c))
+            return;
         if (r == 1) {
             got = true;
             conn_input_done(w, c, (ssize_t)n);
@@ -613,10 +634,11 @@ void tls_worker_report(const struct worker *w)
     char line[300];
     snprintf(line, sizeof line,
              "worker %u (pid %d) TLS: handshakes=%llu failed=%llu plain_http=%llu "
-             "kernel_tls=%llu userspace_tls=%llu",
+             "kernel_tls=%llu userspace_tls=%llu key_update_closed=%llu",
              w->index, sys_getpid(), (unsigned long long)tw->handshakes,
              (unsigned long long)tw->failed, (unsigned long long)tw->plain_http,
-             (unsigned long long)tw->ktls, (unsigned long long)tw->userspace);
+             (unsigned long long)tw->ktls, (unsigned long long)tw->userspace,
+             (unsigned long long)tw->key_update_closed);
     log_error(line);
 }
 
