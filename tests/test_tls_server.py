@@ -21,7 +21,7 @@ import http_raw
 from conftest import PITH_BIN, fd_count, settled_fd_count, tls_pki
 from opsnet_util import status_port, wait_metric
 from tlsutil import (answered_key_update_first, client_ctx, key_update_events, leaf_der,
-                     plain_socket, s_client, served_cert, tls_args, tls_conn)
+                     plain_socket, s_client, s_client_events, served_cert, tls_args, tls_conn)
 
 pytestmark = pytest.mark.full_only("TLS")
 
@@ -151,6 +151,19 @@ def test_a_clients_key_update_request_is_answered_before_the_next_response(tserv
     assert events.count("client KeyUpdate") == 1, events
     assert events.count("response") == 2, events
     assert answered_key_update_first(events), events
+
+
+def test_renegotiation_is_refused_and_the_worker_serves_on(tserver, pki):
+    """No renegotiation (SSL_OP_NO_RENEGOTIATION): a TLS 1.2 client's second
+    ClientHello gets a no_renegotiation alert, never a ServerHello, and the
+    worker goes on serving."""
+    events = s_client_events(tserver.tls_port, pki["ca"], "/index.html", b"R\n", "-tls1_2")
+    assert events[:3] == ["client ClientHello", "server ServerHello", "response"], events
+    i = events.index("client ClientHello", 3)  # the renegotiation
+    assert "server alert no_renegotiation" in events[i:], events
+    assert "server ServerHello" not in events[i:], events
+    with tls_conn(tserver.tls_port, pki) as c:
+        assert c.exchange("GET", "/index.html").status == 200
 
 
 # -- the policy --------------------------------------------------------------------

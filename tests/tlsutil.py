@@ -59,26 +59,27 @@ def s_client(port, *args, data=b""):
     return p.returncode, p.stdout.decode("latin-1")
 
 
-def key_update_events(port, ca, path, pause=1.0):
-    """What happens on a TLS 1.3 connection when the client asks for a key
-    update (RFC 8446 4.6.3: update_requested): openssl s_client sends a GET of path,
-    its KeyUpdate (the `K` command), then a second GET. Returns the events
-    in order: "response" (a status line), "client KeyUpdate" and "server
-    KeyUpdate" (from s_client -msg). Python's ssl module cannot send a
-    KeyUpdate; s_client can. Only the standard library and s_client: the
+def s_client_events(port, ca, path, command, version="-tls1_3", pause=1.0):
+    """One connection of openssl s_client (-msg) that sends a GET of path,
+    then one of its commands (b"K\\n": a KeyUpdate asking for ours; b"R\\n":
+    a renegotiation), then a second GET. Returns what it saw, in order:
+    "response" (a status line), "client X" / "server X" for the handshake
+    messages KeyUpdate, ClientHello and ServerHello, and "server alert X"
+    for an alert the server sent. Python's ssl module can do neither
+    command; s_client can. Only the standard library and s_client: the
     user-mode Linux guest uses it too."""
     get = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()
-    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, "-tls1_3",
+    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, version,
                           "-CAfile", ca, "-servername", "localhost", "-msg"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        for chunk in (get, b"K\n", get):  # s_client reads its commands at a read's start
+        for chunk in (get, command, get):  # s_client reads its commands at a read's start
             time.sleep(pause)
             p.stdin.write(chunk)
             p.stdin.flush()
         time.sleep(pause * 1.5)
     except BrokenPipeError:
-        pass  # s_client ended: the server closed the connection
+        pass  # s_client ended: the connection is over
     finally:
         try:
             p.stdin.close()  # s_client's end: it closes the connection
@@ -88,13 +89,22 @@ def key_update_events(port, ca, path, pause=1.0):
         p.wait(30)
     events = []
     for line in out.splitlines():
+        side = {">>>": "client", "<<<": "server"}.get(line[:3])
         if line.startswith("HTTP/1.1 "):
             events.append("response")
-        elif "KeyUpdate" in line and line.startswith(">>>"):
-            events.append("client KeyUpdate")
-        elif "KeyUpdate" in line and line.startswith("<<<"):
-            events.append("server KeyUpdate")
+        elif side and ", Alert " in line:
+            events.append("%s alert %s" % (side, line.split()[-1]))
+        elif side:
+            for msg in ("KeyUpdate", "ClientHello", "ServerHello"):
+                if line.endswith(", " + msg):
+                    events.append("%s %s" % (side, msg))
     return events
+
+
+def key_update_events(port, ca, path, pause=1.0):
+    """s_client_events() of a TLS 1.3 client that asks for a key update
+    (RFC 8446 4.6.3: update_requested) between two requests."""
+    return s_client_events(port, ca, path, b"K\n", "-tls1_3", pause)
 
 
 def answered_key_update_first(events):
