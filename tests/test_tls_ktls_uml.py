@@ -186,8 +186,8 @@ def test_a_key_update_request_gets_no_data_under_the_old_key(guest, loop):
     r = _loop(guest, loop)
     k = r.get("key_update", {"error": "no key update case ran"})
     assert "error" not in k, k
-    events = k["events"]
-    assert events[:2] == ["response", "client KeyUpdate"], events
+    events = [e for e in k["events"] if e.endswith(("response", "KeyUpdate"))]
+    assert events[:2] == ["response", "client KeyUpdate"], k["events"]
     assert answered_key_update_first(events), (
         "a response followed the client's KeyUpdate request without a KeyUpdate of the server's "
         "first: %s" % events)
