@@ -64,8 +64,8 @@ def s_client_events(port, ca, path, command, version="-tls1_3", pause=1.0):
     then one of its commands (b"K\\n": a KeyUpdate asking for ours; b"R\\n":
     a renegotiation), then a second GET. Returns what it saw, in order:
     "response" (a status line), "client X" / "server X" for the handshake
-    messages KeyUpdate, ClientHello and ServerHello, and "server alert X"
-    for an alert the server sent. Python's ssl module can do neither
+    messages KeyUpdate, ClientHello and ServerHello, and "client alert X" /
+    "server alert X" for the alerts each side sent. Python's ssl module can do neither
     command; s_client can. Only the standard library and s_client: the
     user-mode Linux guest uses it too."""
     get = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()

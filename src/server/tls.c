@@ -80,6 +80,12 @@ static struct tls_conn *tconn(struct worker *w, const struct conn *c)
     return &w->tls->tc[c - w->conns];
 }
 
+/* A response is under way: some of it is still to be sent. */
+static bool in_response(const struct conn *c)
+{
+    return c->x && c->x->active && !outq_empty(&c->x->q);
+}
+
 static bool take_buf(struct tls_worker *tw, struct tls_conn *tc)
 {
     if (tc->buf)
@@ -201,7 +207,7 @@ int tls_conn_start(struct worker *w, struct conn *c)
 static void tls_ending(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
-    bool mid_response = c->x && c->x->active && !outq_empty(&c->x->q);
+    bool mid_response = in_response(c);
     if (!tc->ssl || tc->handshaking || tc->pending || tc->broken || mid_response)
         return;
     ERR_clear_error();
@@ -357,7 +363,7 @@ static bool key_update_unanswerable(struct worker *w, struct conn *c)
     if (!tc->ktls_send || SSL_get_key_update_type(tc->ssl) == SSL_KEY_UPDATE_NONE)
         return false;
     w->tls->key_update_closed++;
-    bool mid_response = c->x && c->x->active && !outq_empty(&c->x->q);
+    bool mid_response = in_response(c);
     conn_close(w, c, mid_response ? CLOSE_ERROR : CLOSE_DONE);
     return true;
 }
