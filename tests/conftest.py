@@ -309,6 +309,24 @@ def listening_ports(pid):
                    if i in table and table[i][2] == TCP_LISTEN})
 
 
+def port_listeners(port):
+    """pid -> number of TCP listeners on port that the process holds, for
+    every process here: the diagnosis when connections to a server go
+    unanswered (a listener of someone else's in its SO_REUSEPORT group, or
+    one nobody accepts on)."""
+    table = tcp_sockets(os.getpid())  # the tests and the servers share a namespace
+    ours = {i for i, (lport, _, state) in table.items() if lport == port and state == TCP_LISTEN}
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            n = len(socket_inodes(int(pid)) & ours)
+        except OSError:
+            continue
+        if n:
+            out[int(pid)] = n
+    return out
+
+
 def settled_fd_count(pid, timeout=5.0):
     """pid's descriptor count once it holds no TCP connection any more.
     Closes are not instant (io_uring completes them later; a lingering close
@@ -323,6 +341,41 @@ def settled_fd_count(pid, timeout=5.0):
             pytest.fail("pid %d still holds TCP connections %s after %.0f s"
                         % (pid, conns, timeout))
         time.sleep(0.05)
+
+
+class _Readiness(threading.Thread):
+    """The NOTIFY_SOCKET the harness gives each server it starts (an abstract
+    name): the master says READY=1 once every worker has reported that it
+    serves, so a test starts against workers in their loops, not ones still
+    setting up (a descriptor count or a /proc read taken then would see a
+    half-built worker). Reads every message until stop(), so that later
+    ones (RELOADING=1, STOPPING=1) never fill the socket's small queue."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        name = "pith-harness-%d-%s" % (os.getpid(), uuid.uuid4().hex)
+        self.sock.bind("\0" + name)
+        self.sock.settimeout(0.2)
+        self.env = "@" + name
+        self.ready = threading.Event()
+        self.stopped = False
+
+    def run(self):
+        while not self.stopped:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if b"READY=1" in data.split(b"\n"):
+                self.ready.set()
+        self.sock.close()
+
+    def stop(self):
+        self.stopped = True
+        self.join(2.0)
 
 
 class _Reader(threading.Thread):
@@ -365,7 +418,8 @@ class PithServer:
     """One pith process tree started on an ephemeral port."""
 
     def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
-                 allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False):
+                 allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False,
+                 await_ready=True):
         self.root = str(root)
         self.args = list(args)
         self.allow_sanitizer = allow_sanitizer
@@ -385,6 +439,12 @@ class PithServer:
         self.argv += self.args + [self.root]
         self.env = dict(os.environ)
         self.env.pop("PITH_RESOLVE", None)
+        self.env.pop("NOTIFY_SOCKET", None)
+        # Wait for READY=1 unless the test listens itself, its workers may
+        # die before they report, or it times their start (await_ready=False).
+        self.await_ready = (await_ready and not allow_worker_crash and
+                            "NOTIFY_SOCKET" not in (env or {}))
+        self.readiness = None
         if env:
             for k, v in env.items():
                 if v is None:
@@ -409,6 +469,10 @@ class PithServer:
     def start(self):
         if not os.path.exists(PITH_BIN):
             pytest.fail("pith binary not found at %s (build it: make -C %s)" % (PITH_BIN, REPO))
+        if self.await_ready:
+            self.readiness = _Readiness()
+            self.readiness.start()
+            self.env["NOTIFY_SOCKET"] = self.readiness.env
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -433,6 +497,7 @@ class PithServer:
             rc = self.proc.poll()
             self.stopping = True
             self._kill_all()
+            self._stop_readiness()
             pytest.fail(
                 "pith did not print its start line within %.0f s (exit status %r)\nargv: %s\n"
                 "stderr:\n%s" % (START_TIMEOUT, rc, " ".join(self.argv), self.err.text())
@@ -448,8 +513,29 @@ class PithServer:
                 if PITH_TLS and self.tls_port and "--tls-cert" not in self.args:
                     self.port = self.tls_port
                 break
+        self._wait_ready()
         self.wait_workers(1, timeout=2.0)
         return self
+
+    def _wait_ready(self):
+        if self.readiness is None:
+            return
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.readiness.ready.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                rc = self.proc.poll()
+                self.stopping = True
+                self._kill_all()
+                self._stop_readiness()
+                pytest.fail("pith printed its start line but its workers did not all report "
+                            "ready (READY=1) within %.0f s (exit status %r)\nargv: %s\n"
+                            "stderr:\n%s" % (START_TIMEOUT, rc, " ".join(self.argv),
+                                              self.err.text()))
+
+    def _stop_readiness(self):
+        if self.readiness is not None:
+            self.readiness.stop()
+            self.readiness = None
 
     def wait_workers(self, n, timeout=5.0, exclude=()):
         """Waits until the master has at least n children not in exclude."""
@@ -558,6 +644,7 @@ class PithServer:
         if left:
             problems.append("workers %s still alive after the master exited" % left)
         self._kill_all()
+        self._stop_readiness()
         self.err.join(3.0)
         if self.out is not None:
             self.out.join(3.0)
@@ -879,17 +966,43 @@ def run_pith(*args, timeout=10.0, env=None):
                                        err.decode("utf-8", "replace"))
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(family=socket.AF_INET, addr="127.0.0.1"):
-    """A port that was free a moment ago. Racy (another process may take it
-    before pith binds it): start pith with --port 0 and read the port from
-    its start line (PithServer.port), or from /proc (listening_ports) where
-    it prints none. Use this only where a test needs the port beforehand,
-    and say why there."""
-    s = socket.socket(family)
-    s.bind((addr, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free port for a test that must name it before pith binds it (else
+    start pith with --port 0 and read PithServer.port, or listening_ports).
+
+    Never one the kernel hands out: the port comes from below the ephemeral
+    range (ip_local_port_range), where no autobind lands (a server started
+    with --port 0, a client's connect), and from a slice of its own for each
+    pytest-xdist worker. Every pith listener sets SO_REUSEPORT, and the
+    tests run as one user: an explicit bind to a port that another test's
+    server had been given would join that server's reuseport group and take
+    a share of its connections. Random within the slice, so a port used a
+    moment ago (TIME_WAIT) is not picked again at once; checked free by a
+    bind of its own."""
+    low, high = 10000, max(_ephemeral_low(), 10000 + 1024)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+    width = (high - low) // max(workers, 1)
+    first = low + worker * width
+    for _ in range(200):
+        port = first + int.from_bytes(os.urandom(4), "little") % width
+        s = socket.socket(family)
+        try:
+            s.bind((addr, port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    pytest.fail("no free port in %d..%d after 200 tries" % (first, first + width - 1))
 
 
 def ipv6_available():

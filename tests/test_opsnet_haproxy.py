@@ -30,6 +30,7 @@ import time
 import pytest
 
 import http_raw
+from conftest import free_port
 from opsnet_util import status_port, wait_metric, read_lines
 
 HAPROXY_CFG = """
@@ -58,14 +59,6 @@ backend be
 """
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def start_instance(pith, tmp_path, i, port="0", status="127.0.0.1:0"):
     log = tmp_path / ("access%d.log" % i)
     s = pith("--proxy-protocol", "--trusted-proxy", "127.0.0.2", "--status", status, "--log",
@@ -91,7 +84,11 @@ def test_three_instances_behind_haproxy(pith, tmp_path):
     if not haproxy or not h2load:
         pytest.fail("haproxy and h2load are needed (Debian: haproxy, nghttp2-client; "
                     "scripts/deps check installs them)")
-    inst = [start_instance(pith, tmp_path, i) for i in range(3)]
+    # The instance killed and started again on its port has a port from
+    # free_port() (never one the kernel gives out), so no other test's
+    # server can be given it while it is down, and be joined on restart.
+    inst = [start_instance(pith, tmp_path, i, port=str(free_port()) if i == 1 else "0")
+            for i in range(3)]
     sports = [status_port(s) for s, _ in inst]
     fe = free_port()
     servers = "\n".join("    server p%d 127.0.0.1:%d check port %d" % (i, s.port, sports[i])

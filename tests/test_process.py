@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import HUGE_SIZE, pid_alive, tcp_conns
+from conftest import HUGE_SIZE, pid_alive, port_listeners, tcp_conns
 from http_raw import connect_error
 
 
@@ -132,6 +132,18 @@ def test_grace_expires(pith):
         c.close()
 
 
+def _get_or_explain(s, target):
+    """s.get(target); a request that fails says who listens on the port
+    (the master and its worker, and no one else, should) and what the
+    master logged."""
+    try:
+        return s.get(target)
+    except OSError as e:
+        pytest.fail("GET %s failed (%r); processes listening on port %d: %s (master %d, "
+                    "workers %s)\nstderr:\n%s" % (target, e, s.port, port_listeners(s.port), s.pid,
+                                                   s.workers(), s.stderr_text()))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL])
 def test_crashed_worker_replaced(pith, docroot, sig):
     asan = os.environ.get("ASAN_OPTIONS", "")
@@ -148,12 +160,12 @@ def test_crashed_worker_replaced(pith, docroot, sig):
     # The master keeps the listener open: a connection made while no worker
     # runs waits in its queue and the new worker answers it. Nothing may be
     # lost, so there is no retry here.
-    r = s.get("/index.html")
+    r = _get_or_explain(s, "/index.html")
     assert r.status == 200 and r.body == docroot.files["index.html"]
     new = s.wait_workers(1, timeout=5, exclude=(old,))
     assert new and old not in new, "no new worker after the old one died"
     assert pid_alive(s.pid)
-    r = s.get("/index.html")
+    r = _get_or_explain(s, "/index.html")
     assert r.status == 200 and r.body == docroot.files["index.html"]
     # The master says which worker died and how.
     said = re.compile(r"worker 0 \(pid %d\) was killed by signal %d\b" % (old, sig))

@@ -352,7 +352,7 @@ def test_master_dies_before_pdeathsig_no_orphan(pith, prctl_delay_so):
     asan = os.environ.get("ASAN_OPTIONS", "")
     env = {"LD_PRELOAD": prctl_delay_so,
            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
-    s = pith(workers=2, env=env)
+    s = pith(workers=2, env=env, await_ready=False)  # the workers' start is the test
     workers = s.wait_workers(2)
     assert len(workers) == 2
     try:

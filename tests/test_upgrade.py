@@ -16,7 +16,7 @@ import time
 import pytest
 
 import http_raw
-from conftest import PITH_BIN, pid_alive
+from conftest import PITH_BIN, free_port, pid_alive
 from sdutil import Launched, Notify, environ_of, io_args
 
 
@@ -205,18 +205,11 @@ def test_failed_upgrade_keeps_the_old_master(site, tmp_path):
             master.wait()
 
 
-def _free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_upgrade_hands_the_status_listener_over(site, tmp_path):
     """--status's listener is a plain socket (no SO_REUSEPORT): the new
     master inherits it (named "status") instead of failing to bind its port,
     and its /healthz and /metrics answer after the old master has gone."""
-    port = _free_port()
+    port = free_port()
     pidfile = tmp_path / "pith.pid"
     p = Launched(["--workers", "1", "--port", "0", "--addr", "127.0.0.1", "--pidfile",
                   str(pidfile), "--status", "127.0.0.1:%d" % port, str(site)], tmp=tmp_path)
