@@ -280,8 +280,10 @@ check:
 .PHONY: test-ktls test-testssl
 test-ktls: pith
 	PITH_IO= PITH_BIN=$(CURDIR)/pith $(PYTEST) tests/test_tls_ktls_uml.py
+# One process (-n 0): the module's fixture runs both scans side by side once;
+# under xdist each worker would run its own pair, twice the work for nothing.
 test-testssl: pith
-	PITH_IO= PITH_BIN=$(CURDIR)/pith $(PYTEST) tests/tls_testssl_scan.py
+	PITH_IO= PITH_BIN=$(CURDIR)/pith $(PYTEST) -n 0 tests/tls_testssl_scan.py
 
 # --- style --------------------------------------------------------------------------------
 FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] src/sys/arch/arch.h tests/unit/*.[ch] fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
