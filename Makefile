@@ -5,7 +5,7 @@
 CC      ?= cc
 CLANG   ?= clang
 PYTHON  ?= /usr/bin/python3
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
 
 WARN    = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Wvla -Wpointer-arith -Wformat=2 -Wundef
