@@ -355,26 +355,31 @@ class _Readiness(threading.Thread):
         super().__init__(daemon=True)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         name = "pith-harness-%d-%s" % (os.getpid(), uuid.uuid4().hex)
-        self.sock.bind("\0" + name)
-        self.sock.settimeout(0.2)
+        self.addr = "\0" + name
+        self.sock.bind(self.addr)
         self.env = "@" + name
         self.ready = threading.Event()
         self.stopped = False
 
     def run(self):
-        while not self.stopped:
+        while True:
             try:
                 data = self.sock.recv(4096)
-            except socket.timeout:
-                continue
             except OSError:
+                break
+            if self.stopped:
                 break
             if b"READY=1" in data.split(b"\n"):
                 self.ready.set()
         self.sock.close()
 
     def stop(self):
+        """Ends the thread at once: a datagram to itself wakes its recv."""
         self.stopped = True
+        try:
+            self.sock.sendto(b"", self.addr)
+        except OSError:
+            pass  # the thread has closed the socket already
         self.join(2.0)
 
 
