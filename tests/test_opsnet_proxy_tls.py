@@ -24,6 +24,8 @@ import tlsutil
 from conftest import free_port
 from opsnet_util import json_lines, v1, v2
 
+pytestmark = pytest.mark.full_only("TLS")
+
 GET = b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 

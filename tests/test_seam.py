@@ -38,7 +38,8 @@ def seam_server(pith_module, tmp_path_factory):
         files[name] = data
     (root / "big.bin").write_bytes(bytes(range(256)) * (32 * 1024))  # 8 MiB
     pki = conftest.tls_pki()
-    s = pith_module(*tlsutil.tls_args(pki, pairs=("ecdsa",)), root=str(root))
+    tls = [] if conftest.PITH_TINY else tlsutil.tls_args(pki, pairs=("ecdsa",))
+    s = pith_module(*tls, root=str(root))
     s.files = files
     s.pki = pki
     return s
@@ -192,7 +193,9 @@ def _check_answers(server, got, targets):
         assert resp[h:] == want, "answer %d is not %s: %r" % (i, targets[i], resp[h:h + 40])
 
 
-TRANSPORTS = pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+TRANSPORTS = pytest.mark.parametrize(
+    "tls", [False, pytest.param(True, marks=pytest.mark.full_only("TLS"))],
+    ids=["plain", "tls"])
 
 
 @TRANSPORTS
