@@ -7,6 +7,7 @@
  */
 #include "cli/check.h"
 
+#include "core/vhost.h"
 #include "sys/resolve.h"
 
 #include <stdio.h>
@@ -16,23 +17,61 @@ static const char *on_off(bool v)
     return v ? "on" : "off";
 }
 
+/* The caching and directory lines of one site, indented by `in`. */
+static void site_lines(const struct site_conf *site, const char *in)
+{
+    printf("%scaching     Cache-Control: %s", in, site->cache_control);
+    for (unsigned i = 0; i < site->nimmutable; i++)
+        printf("%s'%s'", i ? ", " : "; a year and immutable for ", site->immutable[i]);
+    printf("\n");
+    printf("%sdirectories index %s, listing %s, symlinks %s\n", in, site->index,
+           on_off(site->listing),
+           site->follow_symlinks ? "followed beneath the root" : "refused (403)");
+}
+
+/* Sites (issue 22): each with its names, root and settings; the first
+ * answers every host no name matches. */
+static void sites_lines(const struct server *s)
+{
+    const struct settings *set = &s->set;
+    printf("  sites       %u, chosen by the request's host; any other host gets the first\n",
+           set->nsites);
+    for (unsigned i = 0; i < set->nsites; i++) {
+        const struct site_conf *site = &set->sites[i];
+        printf("  site        ");
+        if (!site->named)
+            printf("(no name)");
+        for (unsigned k = 0, first = 1; k < set->hosts.n; k++) {
+            if (set->hosts.name[k].site != i)
+                continue;
+            struct span n = vhost_name_text(&set->hosts, k);
+            printf("%s%.*s", first ? "" : ", ", (int)n.n, n.p);
+            first = 0;
+        }
+        printf("%s\n", i == 0 ? " (default)" : "");
+        printf("    serve       %s\n", s->sites[i].root_path);
+        site_lines(site, "    ");
+    }
+}
+
 void check_print(const struct config *cfg, const struct server *s, const char *listen)
 {
     const struct settings *set = &s->set;
     printf("pith %s --check: the configuration is valid; pith would\n", PITH_VERSION);
-    printf("  serve       %s (paths resolved with %s)\n", s->root_path,
-           resolve_method_name(s->resolve));
+    if (set->nsites == 1 && !set->sites[0].named)
+        printf("  serve       %s (paths resolved with %s)\n", s->sites[0].root_path,
+               resolve_method_name(s->resolve));
+    else
+        printf("  resolve     paths with %s\n", resolve_method_name(s->resolve));
     printf("  listen on   %s\n", listen);
     printf("  workers     %u, %s, %u connections each\n", set->workers, s->loop->name,
            set->max_conns);
     printf("  cache       %u MiB for files up to %u bytes, %u open files per worker\n",
            set->cache_size_mib, set->cache_max_file, set->cache_entries);
-    printf("  caching     Cache-Control: %s", set->cache_control);
-    for (unsigned i = 0; i < set->nimmutable; i++)
-        printf("%s'%s'", i ? ", " : "; a year and immutable for ", set->immutable[i]);
-    printf("\n");
-    printf("  directories index %s, listing %s, symlinks %s\n", set->index, on_off(set->listing),
-           set->follow_symlinks ? "followed beneath the root" : "refused (403)");
+    if (set->nsites == 1 && !set->sites[0].named)
+        site_lines(&set->sites[0], "  ");
+    else
+        sites_lines(s);
     printf("  timeouts    header %u s, keep-alive %u s, send %u s, grace %u s\n",
            set->timeout_header, set->timeout_keepalive, set->timeout_send, set->grace);
     printf("  access log  %s\n", !set->log                            ? "off"

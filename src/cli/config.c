@@ -67,6 +67,7 @@ enum kind {
     K_REDIRECT_HTTP,
     K_HSTS,
     K_T_HANDSHAKE,
+    K_SITE, /* sites (issue 22) */
 };
 
 struct option {
@@ -129,6 +130,7 @@ static const struct option options[] = {
     {"hsts", 0, true, K_HSTS},
     {"timeout-handshake", 0, true, K_T_HANDSHAKE},
 #endif
+    {"site", 0, true, K_SITE},
 };
 
 /* ---- pith-tiny (the freestanding build): flags that need a library -------------
@@ -163,8 +165,8 @@ static const char *tiny_refuses(struct span name)
 
 struct parser {
     struct config *cfg;
+    struct config_site *cur; /* where a site option goes: the top level */
     struct buf reason;
-    bool have_root;
 };
 
 /* A piece of the reason, cut to a length that keeps the whole line within
@@ -338,15 +340,16 @@ static bool apply_production_flag(struct parser *ps, const struct option *o, con
 static enum config_verdict apply_site_flag(struct parser *ps, const struct option *o, const char *v)
 {
     struct config *c = ps->cfg;
+    struct site *site = &ps->cur->site;
     struct span sv = span_make(v ? v : "", v ? cstr_len(v) : 0);
     site_error e = NULL;
     switch (o->kind) {
-    case K_FALLBACK: e = site_set_fallback(&c->site, sv); break;
-    case K_CLEAN_URLS: c->site.clean_urls = true; break;
-    case K_HEADER: e = site_add_header(&c->site, sv); break;
-    case K_CORS: c->site.cors = true; break;
-    case K_NO_SERVER_HEADER: c->site.no_server_header = true; break;
-    case K_ERROR_PAGE: e = site_add_page(&c->site, sv); break;
+    case K_FALLBACK: e = site_set_fallback(site, sv); break;
+    case K_CLEAN_URLS: site->clean_urls = true; break;
+    case K_HEADER: e = site_add_header(site, sv); break;
+    case K_CORS: site->cors = true; break;
+    case K_NO_SERVER_HEADER: site->no_server_header = true; break;
+    case K_ERROR_PAGE: e = site_add_page(site, sv); break;
     case K_NO_SANDBOX: c->no_sandbox = true; break;
     case K_GROUP: return nonempty(ps, o->name, v) && (c->group = v) ? CONFIG_RUN : CONFIG_USAGE;
     case K_CHROOT:
@@ -368,7 +371,7 @@ static enum config_verdict apply_site_flag(struct parser *ps, const struct optio
 static enum config_verdict check_site_flags(struct parser *ps)
 {
     const struct config *c = ps->cfg;
-    site_error e = site_check(&c->site);
+    site_error e = site_check(&c->top.site);
     if (e)
         return fail(ps, e, "", "");
     if (c->group && !c->user)
@@ -424,33 +427,22 @@ static enum config_verdict check_tls(struct parser *ps)
     return CONFIG_RUN;
 }
 
-static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
+/* An option of a site's own (issue 22), into ps->cur: the top level, whose
+ * values every site starts from. */
+static enum config_verdict apply_site_option(struct parser *ps, const struct option *o,
+                                             const char *v)
 {
-    struct config *c = ps->cfg;
+    struct config_site *c = ps->cur;
     bool ok = true;
     switch (o->kind) {
-    case K_PORT: ok = number(ps, o->name, v, 0, 65535, &c->port); break;
-    case K_WORKERS: ok = number(ps, o->name, v, 1, CONFIG_WORKERS_MAX, &c->workers); break;
-    case K_MAX_CONNS: ok = number(ps, o->name, v, 1, CONFIG_MAX_CONNS_MAX, &c->max_conns); break;
     case K_MAX_AGE: ok = number(ps, o->name, v, 0, 315360000, &c->max_age); break;
-    case K_CACHE_SIZE: ok = number(ps, o->name, v, 0, 4096, &c->cache_size_mib); break;
-    case K_CACHE_MAX_FILE: ok = number(ps, o->name, v, 0, 1048576, &c->cache_max_file); break;
-    case K_CACHE_ENTRIES: ok = number(ps, o->name, v, 0, 1000000, &c->cache_entries); break;
-    case K_T_HEADER: ok = number(ps, o->name, v, 1, 3600, &c->timeout_header); break;
-    case K_T_KEEPALIVE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_keepalive); break;
-    case K_T_SEND: ok = number(ps, o->name, v, 1, 3600, &c->timeout_send); break;
-    case K_GRACE: ok = number(ps, o->name, v, 0, 3600, &c->grace); break;
-    case K_ADDR: ok = nonempty(ps, o->name, v) && (c->addr = v); break;
     case K_ROOT:
-        if (ps->have_root)
+        if (ps->cfg->have_root)
             return fail(ps, "ROOT given twice ('", v, "')");
         ok = nonempty(ps, o->name, v);
         c->root = v;
-        ps->have_root = true;
+        ps->cfg->have_root = true;
         break;
-    case K_LOG: ok = nonempty(ps, o->name, v) && (c->log = v); break;
-    case K_PIDFILE: ok = nonempty(ps, o->name, v) && (c->pidfile = v); break;
-    case K_USER: ok = nonempty(ps, o->name, v) && (c->user = v); break;
     case K_INDEX:
         ok = nonempty(ps, o->name, v);
         if (ok && (mem_find(v, cstr_len(v), '/') < cstr_len(v) || v[0] == '.'))
@@ -464,6 +456,48 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
             return fail(ps, "--immutable: more than 8 patterns", "", "");
         c->immutable[c->nimmutable++] = v;
         break;
+    case K_NO_LISTING: c->listing = false; break;
+    case K_FOLLOW: c->follow_symlinks = true; break;
+    case K_PRECOMPRESSED: ok = nonempty(ps, o->name, v) && (c->precompressed = v); break;
+    default: return apply_site_flag(ps, o, v);
+    }
+    return ok ? CONFIG_RUN : CONFIG_USAGE;
+}
+
+/* --site NAMES=ROOT: kept as given; the site is made once the top level is
+ * complete (check_sites), since it starts from the top level's options. */
+static enum config_verdict add_site(struct parser *ps, const char *v)
+{
+    struct config *c = ps->cfg;
+    size_t n = cstr_len(v), eq = mem_find(v, n, '=');
+    if (eq == 0 || eq >= n - 1)
+        return fail(ps, "--site: '", v,
+                    "' is not NAMES=ROOT (e.g. 'example.com,www.example.com=/srv/www')");
+    if (c->nsites == CONFIG_SITES_MAX)
+        return fail(ps, "--site: more than 64 sites", "", "");
+    c->sites[c->nsites++].spec = v;
+    return CONFIG_RUN;
+}
+
+static enum config_verdict apply_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    bool ok = true;
+    switch (o->kind) {
+    case K_PORT: ok = number(ps, o->name, v, 0, 65535, &c->port); break;
+    case K_WORKERS: ok = number(ps, o->name, v, 1, CONFIG_WORKERS_MAX, &c->workers); break;
+    case K_MAX_CONNS: ok = number(ps, o->name, v, 1, CONFIG_MAX_CONNS_MAX, &c->max_conns); break;
+    case K_CACHE_SIZE: ok = number(ps, o->name, v, 0, 4096, &c->cache_size_mib); break;
+    case K_CACHE_MAX_FILE: ok = number(ps, o->name, v, 0, 1048576, &c->cache_max_file); break;
+    case K_CACHE_ENTRIES: ok = number(ps, o->name, v, 0, 1000000, &c->cache_entries); break;
+    case K_T_HEADER: ok = number(ps, o->name, v, 1, 3600, &c->timeout_header); break;
+    case K_T_KEEPALIVE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_keepalive); break;
+    case K_T_SEND: ok = number(ps, o->name, v, 1, 3600, &c->timeout_send); break;
+    case K_GRACE: ok = number(ps, o->name, v, 0, 3600, &c->grace); break;
+    case K_ADDR: ok = nonempty(ps, o->name, v) && (c->addr = v); break;
+    case K_LOG: ok = nonempty(ps, o->name, v) && (c->log = v); break;
+    case K_PIDFILE: ok = nonempty(ps, o->name, v) && (c->pidfile = v); break;
+    case K_USER: ok = nonempty(ps, o->name, v) && (c->user = v); break;
     case K_IO:
         if (span_eq_cstr(span_make(v, cstr_len(v)), "auto"))
             c->io = CONFIG_IO_AUTO;
@@ -479,11 +513,8 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
         else
             return fail(ps, "--io: '", v, "' is not one of auto, epoll, uring");
         break;
-    case K_NO_LISTING: c->listing = false; break;
-    case K_FOLLOW: c->follow_symlinks = true; break;
     case K_DAEMON: c->daemon = true; break;
     case K_QUIET: c->quiet = true; break;
-    case K_PRECOMPRESSED: ok = nonempty(ps, o->name, v) && (c->precompressed = v); break;
     case K_HELP: return CONFIG_HELP;
     case K_VERSION: return CONFIG_VERSION;
     case K_PROXY_PROTOCOL:
@@ -502,7 +533,11 @@ static enum config_verdict apply_flag(struct parser *ps, const struct option *o,
     case K_HSTS:
     case K_T_HANDSHAKE: /* pith-tiny refuses them before this (tiny_refused): not built there */
         return TLS_BUILT ? apply_tls_flag(ps, o, v) : CONFIG_USAGE;
-    default: return apply_site_flag(ps, o, v);
+    case K_SITE: return add_site(ps, v);
+    case K_NO_SANDBOX:
+    case K_GROUP:
+    case K_CHROOT: return apply_site_flag(ps, o, v);
+    default: return apply_site_option(ps, o, v);
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
@@ -525,14 +560,16 @@ static const struct option *find_short(char c)
 
 static void set_defaults(struct config *c, unsigned cpus)
 {
-    *c = (struct config){0};
-    c->root = ".";
+    /* Field by field: the struct is large (its sites), and a compound
+     * literal would be built on the stack first. */
+    mem_zero(c, sizeof *c);
+    c->top.root = ".";
+    c->top.index = "index.html";
+    c->top.listing = true;
+    c->top.max_age = 60;
     c->port = 8080;
     c->workers = cpus < 1 ? 1 : cpus > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : cpus;
     c->max_conns = 1024;
-    c->index = "index.html";
-    c->listing = true;
-    c->max_age = 60;
     c->cache_size_mib = 16;
     c->cache_max_file = 65536;
     c->cache_entries = 1024;
@@ -586,13 +623,103 @@ static enum config_verdict parse_flag(struct parser *ps, int argc, char **argv, 
     return apply_flag(ps, o, value);
 }
 
+/* ---- sites (issue 22) ---------------------------------------------------------- */
+
+/* "--site 'SPEC'" at the front of a message about that site. */
+static void site_where(struct parser *ps, const struct config_site *site)
+{
+    buf_put_cstr(&ps->reason, "--site '");
+    put_piece(ps, site->spec);
+    buf_put_cstr(&ps->reason, "': ");
+}
+
+/* Each name of site's comma list into the table for serve index i. */
+static enum config_verdict add_names(struct parser *ps, struct config_site *site, unsigned i)
+{
+    struct vhost_table *t = &ps->cfg->hosts;
+    const char *p = site->names;
+    size_t n = cstr_len(p), at = 0;
+    while (at <= n) {
+        size_t end = at + mem_find(p + at, n - at, ',');
+        struct span name = span_trim_ows(span_make(p + at, end - at));
+        vhost_error e = name.n ? vhost_add(t, name, i) : "an empty name in the list";
+        if (e) {
+            site_where(ps, site);
+            if (name.n) {
+                buf_put_char(&ps->reason, '\'');
+                buf_put(&ps->reason, name.p, name.n > PIECE_MAX ? PIECE_MAX : name.n);
+                buf_put_cstr(&ps->reason, "' ");
+            }
+            buf_put_cstr(&ps->reason, e);
+            return CONFIG_USAGE;
+        }
+        if (!site->label[0]) {
+            struct span lower = vhost_name_text(t, t->n - 1);
+            mem_copy(site->label, lower.p, lower.n);
+            site->label[lower.n] = '\0';
+        }
+        at = end + 1;
+    }
+    return CONFIG_RUN;
+}
+
+/* Makes each --site from the top level plus its names and root, puts the
+ * default site first (the top level when ROOT was given, else the first
+ * site) and fills the name table; two sites may not share a name. */
+static enum config_verdict check_sites(struct parser *ps)
+{
+    struct config *c = ps->cfg;
+    c->nserve = 0;
+    mem_zero(&c->hosts, sizeof c->hosts);
+    if (c->nsites == 0 || c->have_root)
+        c->serve[c->nserve++] = &c->top;
+    if (c->nserve + c->nsites > SETTINGS_SITES_MAX)
+        return fail(ps, "more than 64 sites (ROOT, when given, is one)", "", "");
+    for (unsigned i = 0; i < c->nsites; i++) {
+        struct config_site *site = &c->sites[i];
+        const char *spec = site->spec;
+        size_t eq = mem_find(spec, cstr_len(spec), '=');
+        *site = c->top;
+        site->spec = spec;
+        site->names = spec;
+        site->root = spec + eq + 1;
+        site->label[0] = '\0';
+        c->serve[c->nserve] = site;
+        /* The names end at the '=' (a comma list is read up to there). */
+        char names[1024];
+        if (eq >= sizeof names)
+            return fail(ps, "--site '", spec, "': the names are longer than 1023 bytes");
+        mem_copy(names, spec, eq);
+        names[eq] = '\0';
+        site->names = names;
+        enum config_verdict v = add_names(ps, site, c->nserve);
+        site->names = NULL; /* only needed here */
+        if (v != CONFIG_RUN)
+            return v;
+        c->nserve++;
+    }
+    unsigned dup, other;
+    if (!vhost_sort(&c->hosts, &dup, &other)) {
+        struct span name = vhost_name_text(&c->hosts, dup);
+        unsigned a = c->hosts.name[dup].site;
+        site_where(ps, c->serve[a > other ? a : other]);
+        buf_put_char(&ps->reason, '\'');
+        buf_put_span(&ps->reason, name);
+        buf_put_cstr(&ps->reason, "' is a name of another site already (--site '");
+        put_piece(ps, c->serve[a > other ? other : a]->spec);
+        buf_put_cstr(&ps->reason, "')");
+        return CONFIG_USAGE;
+    }
+    return CONFIG_RUN;
+}
+
 enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct config *cfg,
                                  char *reason, size_t cap)
 {
-    struct parser ps = {cfg, buf_make(reason, cap ? cap - 1 : 0), false};
+    set_defaults(cfg, cpus);
+    struct parser ps = {cfg, &cfg->top, buf_make(reason, cap ? cap - 1 : 0)};
     bool options_done = false;
     enum config_verdict v = CONFIG_RUN;
-    set_defaults(cfg, cpus);
     for (int i = 1; i < argc && v == CONFIG_RUN; i++) {
         const char *arg = argv[i];
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
@@ -600,13 +727,13 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
                 options_done = true;
             else
                 v = parse_flag(&ps, argc, argv, &i);
-        } else if (ps.have_root) {
+        } else if (cfg->have_root) {
             v = fail(&ps, "ROOT given twice ('", arg, "')");
         } else if (arg[0] == '\0') {
             v = fail(&ps, "ROOT is empty", "", "");
         } else {
-            cfg->root = arg;
-            ps.have_root = true;
+            cfg->top.root = arg;
+            cfg->have_root = true;
         }
     }
     if (v == CONFIG_RUN)
@@ -615,6 +742,8 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
         v = check_site_flags(&ps);
     if (v == CONFIG_RUN && TLS_BUILT) /* pith-tiny: no TLS flag got this far */
         v = check_tls(&ps);
+    if (v == CONFIG_RUN)
+        v = check_sites(&ps);
     /* len counts only what was written: never a byte past it. */
     if (cap)
         reason[ps.reason.len] = '\0';
@@ -646,48 +775,61 @@ static void tls_settings(const struct config *cfg, struct settings *out)
     out->timeout_handshake = cfg->timeout_handshake;
 }
 
-void settings_from_config(const struct config *cfg, struct settings *out)
+/* One site's settings from its options (the top level's where it named
+ * none). */
+static void site_settings(const struct config_site *c, bool named, struct site_conf *out)
 {
-    *out = (struct settings){
-        .workers = cfg->workers,
-        .max_conns = cfg->max_conns,
-        .index = cfg->index,
-        .listing = cfg->listing,
-        .follow_symlinks = cfg->follow_symlinks,
-        .nimmutable = cfg->nimmutable,
-        .cache_size_mib = cfg->cache_size_mib,
-        .cache_max_file = cfg->cache_max_file,
-        .cache_entries = cfg->cache_entries,
-        .timeout_header = cfg->timeout_header,
-        .timeout_keepalive = cfg->timeout_keepalive,
-        .timeout_send = cfg->timeout_send,
-        .grace = cfg->grace,
-        .log = cfg->log,
-        .pidfile = cfg->pidfile,
-        .user = cfg->user,
-        .quiet = cfg->quiet,
-        .check = cfg->check,
-        .sandbox = !cfg->no_sandbox,
-        .group = cfg->group,
-        .chroot_dir = cfg->chroot_dir,
-        .site = cfg->site,
-    };
-    for (unsigned i = 0; i < cfg->nimmutable; i++)
-        out->immutable[i] = cfg->immutable[i];
+    out->root = c->root;
+    out->label = named ? c->label : "default";
+    out->origin = c->spec;
+    out->named = named;
+    out->index = c->index;
+    out->listing = c->listing;
+    out->follow_symlinks = c->follow_symlinks;
+    out->nimmutable = c->nimmutable;
+    for (unsigned i = 0; i < c->nimmutable; i++)
+        out->immutable[i] = c->immutable[i];
     /* precompressed variants (issue 11): "off", a mirror tree, or beside. */
-    bool off = cfg->precompressed &&
-               span_eq_cstr(span_make(cfg->precompressed, cstr_len(cfg->precompressed)), "off");
+    bool off = c->precompressed &&
+               span_eq_cstr(span_make(c->precompressed, cstr_len(c->precompressed)), "off");
     out->precompressed = !off && FILECACHE_VARIANTS; /* pith-tiny: none, not even beside */
-    out->precompressed_dir = off ? NULL : cfg->precompressed;
-    opsnet_settings(cfg, out);
-    if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
-        tls_settings(cfg, out);
+    out->precompressed_dir = off ? NULL : c->precompressed;
+    out->site = c->site;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
-    if (cfg->max_age == 0) {
+    if (c->max_age == 0) {
         buf_put_cstr(&b, "no-cache");
     } else {
         buf_put_cstr(&b, "max-age=");
-        buf_put_u64(&b, cfg->max_age);
+        buf_put_u64(&b, c->max_age);
     }
     out->cache_control[b.len] = '\0';
+}
+
+void settings_from_config(const struct config *cfg, struct settings *out)
+{
+    mem_zero(out, sizeof *out);
+    out->workers = cfg->workers;
+    out->max_conns = cfg->max_conns;
+    out->cache_size_mib = cfg->cache_size_mib;
+    out->cache_max_file = cfg->cache_max_file;
+    out->cache_entries = cfg->cache_entries;
+    out->timeout_header = cfg->timeout_header;
+    out->timeout_keepalive = cfg->timeout_keepalive;
+    out->timeout_send = cfg->timeout_send;
+    out->grace = cfg->grace;
+    out->log = cfg->log;
+    out->pidfile = cfg->pidfile;
+    out->user = cfg->user;
+    out->quiet = cfg->quiet;
+    out->check = cfg->check;
+    out->sandbox = !cfg->no_sandbox;
+    out->group = cfg->group;
+    out->chroot_dir = cfg->chroot_dir;
+    opsnet_settings(cfg, out);
+    if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
+        tls_settings(cfg, out);
+    out->nsites = cfg->nserve;
+    for (unsigned i = 0; i < cfg->nserve; i++)
+        site_settings(cfg->serve[i], cfg->serve[i] != &cfg->top, &out->sites[i]);
+    out->hosts = cfg->hosts;
 }

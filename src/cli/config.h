@@ -13,11 +13,13 @@
 #include <stdint.h>
 
 #include "core/site.h"
+#include "core/vhost.h"
 
 #define CONFIG_WORKERS_MAX   64
 #define CONFIG_IMMUTABLE_MAX 8
 #define CONFIG_TRUSTED_MAX   32
 #define CONFIG_TLS_PAIRS_MAX 8
+#define CONFIG_SITES_MAX     64
 
 enum config_io {
     CONFIG_IO_AUTO, /* io_uring when the kernel allows it, else epoll */
@@ -25,18 +27,30 @@ enum config_io {
     CONFIG_IO_URING,
 };
 
-struct config {
-    const char *root; /* default "." */
-    const char *addr; /* NULL: dual-stack any */
-    unsigned port;    /* default 8080; 0 = any free port */
-    unsigned workers; /* 1..64; default: CPUs */
-    unsigned max_conns;
-    const char *index; /* default "index.html" */
+/* What a site may set (issue 22). The top level's values are every site's
+ * defaults; a site given by --site NAMES=ROOT sets its names and root only. */
+struct config_site {
+    const char *root;               /* default "." (the top level) */
+    const char *names;              /* a comma list ("a.test,*.a.test"); NULL at the top level */
+    const char *spec;               /* --site's value as given, for messages */
+    char label[VHOST_NAME_MAX + 1]; /* its first name, lowercased (check_sites) */
+    const char *index;              /* default "index.html" */
     bool listing;
     bool follow_symlinks;
     unsigned max_age;                            /* seconds; 0 -> "no-cache" */
     const char *immutable[CONFIG_IMMUTABLE_MAX]; /* globs: a year's max-age, immutable */
     unsigned nimmutable;
+    /* precompressed variants (issue 11) */
+    const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
+    /* site features (issue 14) */
+    struct site site;
+};
+
+struct config {
+    const char *addr; /* NULL: dual-stack any */
+    unsigned port;    /* default 8080; 0 = any free port */
+    unsigned workers; /* 1..64; default: CPUs */
+    unsigned max_conns;
     unsigned cache_size_mib; /* small-file memory per worker */
     unsigned cache_max_file; /* bytes: larger files go by sendfile */
     unsigned cache_entries;  /* open-file cache entries per worker */
@@ -47,8 +61,6 @@ struct config {
     enum config_io io;
     bool daemon;
     bool quiet;
-    /* precompressed variants (issue 11) */
-    const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
     /* Load balancers, status and log format (issue 13). */
     bool proxy_protocol;
     const char *trusted[CONFIG_TRUSTED_MAX]; /* CIDR texts, checked when parsed */
@@ -60,8 +72,7 @@ struct config {
     unsigned unix_mode;     /* --unix-mode: the socket file's permissions (0666) */
     const char *unix_owner; /* --unix-owner USER[:GROUP]; NULL: unchanged */
     bool check;             /* --check: validate, print the plan, exit 0 or 2 */
-    /* site features and lockdown (issue 14) */
-    struct site site;
+    /* lockdown (issue 14) */
     bool no_sandbox;
     const char *group;
     const char *chroot_dir;
@@ -73,6 +84,17 @@ struct config {
     bool tls_only, redirect_http;
     unsigned hsts;              /* seconds; 0: no header */
     unsigned timeout_handshake; /* default 10 */
+    /* Sites (issue 22): the top level's settings, each site's, and the
+     * order they are served in (serve[0] is the default site: the top
+     * level when ROOT was given or there are no sites, else the first
+     * site), with the names that pick them. */
+    struct config_site top;
+    bool have_root; /* ROOT or --root was given */
+    struct config_site sites[CONFIG_SITES_MAX];
+    unsigned nsites;
+    const struct config_site *serve[CONFIG_SITES_MAX + 1];
+    unsigned nserve;
+    struct vhost_table hosts; /* names -> index in serve[] */
 };
 
 enum config_verdict {

@@ -63,20 +63,48 @@ static int fail(const char *what, const char *detail, int err)
     return 1;
 }
 
-static int open_root(const struct config *cfg, struct server *s)
+/* "pith: " and, for a site other than the command line's ROOT, where it was
+ * given ("--site 'a.test=/srv/a': "). */
+static void site_prefix(const struct site_conf *site)
 {
-    const char *root = cfg->root;
-    int fd = sys_open_dir(root);
-    if (fd < 0) {
-        fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
-        return 1;
+    fprintf(stderr, "pith: ");
+    if (site->origin)
+        fprintf(stderr, "--site '%s': ", site->origin);
+}
+
+/* Each site's root, opened once: every file is opened beneath it. The
+ * resolution method is probed on the first (the kernel decides it, not the
+ * directory). */
+static int open_roots(struct server *s)
+{
+    for (unsigned i = 0; i < s->set.nsites; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        struct vsite *vs = &s->sites[i];
+        vs->conf = site;
+        vs->index = i;
+        vs->precomp_fd = -1;
+        int fd = sys_open_dir(site->root);
+        if (fd < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot serve '%s': %s\n", site->root, strerrordesc_np(-fd));
+            return 1;
+        }
+        vs->root_fd = fd;
+        int r = sys_realpath(site->root, vs->root_path, sizeof vs->root_path);
+        if (r < 0)
+            return fail("cannot resolve the root path ", site->root, r);
+        vs->fc = (struct fc_root){
+            .root_fd = fd,
+            .variant_dir_fd = fd,
+            .follow_symlinks = site->follow_symlinks,
+            .precompressed = site->precompressed,
+            .cache_control = site->cache_control,
+            .immutable = site->immutable,
+            .nimmutable = site->nimmutable,
+        };
     }
-    s->root_fd = fd;
-    int r = sys_realpath(root, s->root_path, sizeof s->root_path);
-    if (r < 0)
-        return fail("cannot resolve the root path ", root, r);
     const char *force = sys_getenv("PITH_RESOLVE");
-    s->resolve = resolve_probe(fd);
+    s->resolve = resolve_probe(s->sites[0].root_fd);
     if (force && strcmp(force, "walk") == 0)
         s->resolve = RESOLVE_WALK; /* tests exercise the fallback this way */
     return 0;
@@ -245,17 +273,24 @@ static int check_reservations(const struct settings *set)
     return 2;
 }
 
-/* --precompressed DIR: the mirror tree is opened once, like the root, and
- * every variant is resolved beneath it by the same rules. */
-static int open_precompressed(const struct settings *set, struct server *s)
+/* --precompressed DIR: each site's mirror tree is opened once, like its
+ * root, and every variant is resolved beneath it by the same rules. */
+static int open_precompressed(struct server *s)
 {
-    s->precomp_fd = -1;
-    if (!FILECACHE_VARIANTS || !set->precompressed || !set->precompressed_dir)
-        return 0;
-    int fd = sys_open_dir(set->precompressed_dir);
-    if (fd < 0)
-        return fail("cannot open --precompressed ", set->precompressed_dir, fd);
-    s->precomp_fd = fd;
+    for (unsigned i = 0; i < s->set.nsites && FILECACHE_VARIANTS; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        if (!site->precompressed || !site->precompressed_dir)
+            continue;
+        int fd = sys_open_dir(site->precompressed_dir);
+        if (fd < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot open --precompressed %s: %s\n", site->precompressed_dir,
+                    strerrordesc_np(-fd));
+            return 1;
+        }
+        s->sites[i].precomp_fd = fd;
+        s->sites[i].fc.variant_dir_fd = fd;
+    }
     return 0;
 }
 
@@ -321,9 +356,9 @@ static int prepare_status(const struct config *cfg, struct server *s)
 
 static int prepare(const struct config *cfg, struct server *s)
 {
-    int r = open_root(cfg, s);
+    int r = open_roots(s);
     if (!r)
-        r = open_precompressed(&s->set, s);
+        r = open_precompressed(s);
     if (!r)
         r = check_nofile(&s->set);
     if (!r)
@@ -353,9 +388,13 @@ static void print_start_line(const struct config *cfg, const struct server *s)
         urls = cfg->tls_only ? s->tls_url : both;
         snprintf(tls, sizeof tls, "; %s", tls_server_path(s->tls));
     }
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
-            s->root_path, urls, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
-            resolve_method_name(s->resolve), sandbox,
+    char more[48] = "";
+    if (s->set.nsites > 1)
+        snprintf(more, sizeof more, " and %u more site%s", s->set.nsites - 1,
+                 s->set.nsites == 2 ? "" : "s");
+    fprintf(stderr, "pith %s serving %s%s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
+            s->sites[0].root_path, more, urls, s->nlisten, s->nlisten == 1 ? "" : "s",
+            s->loop->name, resolve_method_name(s->resolve), sandbox,
             !s->listen_inherited ? ""
             : s->upgrade_from    ? ", listeners inherited from the old master"
                                  : ", socket activation",
@@ -400,14 +439,21 @@ static int check_lockdown_files(const struct settings *set, struct server *s)
             return fail("cannot use --chroot ", set->chroot_dir, fd);
         sys_close(fd);
     }
-    if (set->site.has_fallback) {
+    for (unsigned i = 0; i < set->nsites; i++) {
+        const struct site_conf *site = &set->sites[i];
+        if (!site->site.has_fallback)
+            continue;
         struct sys_stat st;
-        r = resolve_stat(s->root_fd, set->site.fallback, set->follow_symlinks, s->resolve, &st);
+        r = resolve_stat(s->sites[i].root_fd, site->site.fallback, site->follow_symlinks,
+                         s->resolve, &st);
         if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
             r = -EISDIR;
-        if (r < 0)
-            return fail("cannot serve the --fallback file beneath the root: ", set->site.fallback,
-                        r);
+        if (r < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot serve the --fallback file beneath the root: %s: %s\n",
+                    site->site.fallback, strerrordesc_np(-r));
+            return 1;
+        }
     }
     return 0;
 }
@@ -465,7 +511,7 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
     char listen[PATH_MAX + 128];
     int r = choose_loop(cfg, s);
     if (!r)
-        r = open_root(cfg, s);
+        r = open_roots(s);
     if (!r)
         r = check_nofile(&s->set);
     if (!r)

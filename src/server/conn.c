@@ -116,6 +116,9 @@ static void log_exchange(struct worker *w, struct conn *c)
             .status = x->status,
             .bytes = x->body_sent,
             .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
+            .log_host = w->set->hosts.n > 0,
+            .authority = x->authority,
+            .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,
         };
         access_log_add(&w->log, &e, w->now_ms);
     }

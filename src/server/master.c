@@ -378,7 +378,12 @@ static void collect_ready(struct master *m)
     buf_put_cstr(&b, "READY=1\nMAINPID=");
     buf_put_u64(&b, (uint64_t)sys_getpid());
     buf_put_cstr(&b, "\nSTATUS=serving ");
-    buf_put_cstr(&b, srv->root_path);
+    buf_put_cstr(&b, srv->sites[0].root_path);
+    if (srv->set.nsites > 1) {
+        buf_put_cstr(&b, " and ");
+        buf_put_u64(&b, srv->set.nsites - 1);
+        buf_put_cstr(&b, srv->set.nsites == 2 ? " more site" : " more sites");
+    }
     buf_put_cstr(&b, " on ");
     buf_put_cstr(&b, srv->url);
     msg[b.full ? 0 : b.len] = '\0';

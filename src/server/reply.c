@@ -30,9 +30,10 @@ static void small(struct worker *w, struct exchange *x, int status, const char *
     if (vary)
         response_add(&r, "Vary", SPAN_LIT("Accept-Encoding"));
     /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
-    if (cacheable)
-        response_add(&r, "Cache-Control",
-                     span_make(w->set->cache_control, cstr_len(w->set->cache_control)));
+    if (cacheable) {
+        const char *cc = exchange_site(w, x)->conf->cache_control;
+        response_add(&r, "Cache-Control", span_make(cc, cstr_len(cc)));
+    }
     response_set_length(&r, respond_error_body_len(status));
     exchange_reply(w, x, &r);
     if (!x->body)
@@ -71,11 +72,12 @@ static bool status_closes(int status)
  * opened: the built-in body answers instead. */
 static bool error_page(struct worker *w, struct exchange *x, int status)
 {
-    const char *path = site_page_for(&w->set->site, status);
+    const struct vsite *vs = exchange_site(w, x);
+    const char *path = site_page_for(&vs->conf->site, status);
     if (!path || x->entry || x->fd >= 0)
         return false;
     struct fc_result res;
-    filecache_lookup(&w->cache, path, w->now_ms, w->now_sec, &res);
+    filecache_lookup(&w->cache, &vs->fc, path, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0)
         return false;
     if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
@@ -87,7 +89,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status)
         x->entry = e;
     } else {
         e = &w->scratch_entry;
-        filecache_describe(&w->cache.cfg, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
+        filecache_describe(&vs->fc, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
         e->fd = -1;
         e->body = NULL;
         x->fd = res.fd;

@@ -13,6 +13,8 @@
 #include "core/core.h"
 #include "core/netaddr.h"
 #include "core/site.h"
+#include "core/vhost.h"
+#include "server/filecache.h"
 #include "server/loop.h"
 #include "sys/resolve.h"
 
@@ -29,25 +31,38 @@ struct tls_server;
 #define SETTINGS_GLOBS_MAX     8
 #define SETTINGS_TRUSTED_MAX   32
 #define SETTINGS_TLS_PAIRS_MAX 8
+#define SETTINGS_SITES_MAX     64
 
-struct settings {
-    unsigned workers;   /* worker processes, one listener each */
-    unsigned max_conns; /* connections per worker */
+/* One site (issue 22): a root and everything that is decided per root. A
+ * server without --site or site blocks has one, the default site, made of
+ * the command line's ROOT and options; with sites, each starts from the top
+ * level's options and names its own. */
+struct site_conf {
+    const char *root;   /* the directory, as given */
+    const char *label;  /* its first name, or "default": /metrics, --check, the start line */
+    const char *origin; /* where it was defined, for messages ("--site", "FILE:LINE") */
+    bool named;         /* some name in settings.hosts picks it */
     const char *index;  /* the index file's name */
     bool listing;
     bool follow_symlinks;
     char cache_control[48];                    /* the default Cache-Control value */
     const char *immutable[SETTINGS_GLOBS_MAX]; /* globs: a year's max-age, immutable */
     unsigned nimmutable;
+    /* precompressed variants (issue 11) */
+    bool precompressed;            /* false: --precompressed off */
+    const char *precompressed_dir; /* NULL: F.br etc. beside F; else a mirror tree */
+    struct site site;              /* --fallback, --clean-urls, --header, --cors, --error-page */
+};
+
+struct settings {
+    unsigned workers;   /* worker processes, one listener each */
+    unsigned max_conns; /* connections per worker */
     unsigned cache_size_mib, cache_max_file, cache_entries;
     unsigned timeout_header, timeout_keepalive, timeout_send, grace; /* seconds */
     const char *log;                                                 /* NULL: off; "-": stdout */
     const char *pidfile;                                             /* NULL: none */
     const char *user; /* workers drop to this user; NULL: stay */
     bool quiet;       /* no informational lines on stderr (errors still) */
-    /* precompressed variants (issue 11) */
-    bool precompressed;            /* false: --precompressed off */
-    const char *precompressed_dir; /* NULL: F.br etc. beside F; else a mirror tree */
     /* Load balancers, status and log format (issue 13: "beyond one machine",
      * "observability"; src/server/client.c, stats.c, status.c, log.c). */
     bool proxy_protocol;                           /* every connection starts with a PROXY header */
@@ -63,7 +78,6 @@ struct settings {
     bool sandbox;           /* Landlock + seccomp in every worker (--no-sandbox: false) */
     const char *group;      /* --group: with --user, the workers' group */
     const char *chroot_dir; /* --chroot: workers chroot here before dropping to --user */
-    struct site site;       /* --fallback, --clean-urls, --header, --cors, --error-page */
     /* HTTPS (issue 10; src/server/tls_ctx.c, tls.c) */
     const char *tls_cert[SETTINGS_TLS_PAIRS_MAX]; /* full-chain PEM; [0] is the default */
     const char *tls_key[SETTINGS_TLS_PAIRS_MAX];
@@ -74,14 +88,29 @@ struct settings {
     unsigned hsts;              /* Strict-Transport-Security max-age; 0: none */
     char hsts_value[32];        /* "max-age=N" */
     unsigned timeout_handshake; /* seconds for a whole TLS handshake */
+
+    /* ---- sites (issue 22; src/server/sites.c) ---- */
+    struct site_conf sites[SETTINGS_SITES_MAX]; /* [0] is the default site */
+    unsigned nsites;                            /* at least 1 */
+    struct vhost_table hosts;                   /* site names -> index in sites[] (sorted) */
+};
+
+/* A site at run time: its root (and mirror tree) opened once at start, and
+ * what the file cache needs to look files up beneath it. */
+struct vsite {
+    const struct site_conf *conf;
+    unsigned index; /* in settings.sites[] and the per-site counters */
+    int root_fd;
+    int precomp_fd; /* --precompressed DIR, opened at start; else -1 */
+    char root_path[PATH_MAX];
+    struct fc_root fc;
 };
 
 /* Read-only after start; shared (copied by fork) by every worker, except
  * the listeners, which the master replaces when a worker dies. */
 struct server {
     struct settings set;
-    int root_fd;
-    char root_path[PATH_MAX];
+    struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
     enum resolve_method resolve;
     int listen_fds[SETTINGS_WORKERS_MAX]; /* one SO_REUSEPORT socket per worker */
     unsigned nlisten;
@@ -92,7 +121,6 @@ struct server {
     int master_pid;              /* a worker whose parent is not this one exits */
     char url[128];               /* "http://[::]:8080/" for the start line */
     const struct loop_ops *loop; /* epoll or io_uring, chosen at start */
-    int precomp_fd;              /* --precompressed DIR, opened at start; else -1 */
     /* --status (issue 13, src/server/status.c): its listener (-1: off) and
      * the counters every worker adds to, shared with the master. */
     int status_fd;
