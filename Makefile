@@ -17,7 +17,7 @@ CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
-CLI_SRC    = src/cli/config.c src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c src/cli/check.c
+CLI_SRC    = src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
@@ -110,7 +110,8 @@ TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
            src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
-           src/cli/config.c src/cli/usage.c src/cli/start.c src/cli/sockets.c src/cli/check.c \
+           src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
+           src/cli/sockets.c src/cli/check.c \
            src/cli/main_tiny.c
 TINY_CROSS  = aarch64 arm mips mipsel riscv64
 TINY_ARCHES = x86_64 $(TINY_CROSS)

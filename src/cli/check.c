@@ -27,6 +27,35 @@ static void site_lines(const struct site_conf *site, const char *in)
     printf("%sdirectories index %s, listing %s, symlinks %s\n", in, site->index,
            on_off(site->listing),
            site->follow_symlinks ? "followed beneath the root" : "refused (403)");
+    const struct site *f = &site->site;
+    if (!f->nheaders && !f->cors && !f->has_fallback && !f->clean_urls && !f->npages &&
+        !f->no_server_header)
+        return;
+    printf("%sresponses  ", in);
+    const char *sep = " ";
+    if (f->nheaders) {
+        printf("%s%u extra field%s", sep, f->nheaders, f->nheaders == 1 ? "" : "s");
+        sep = ", ";
+    }
+    if (f->cors) {
+        printf("%sCORS", sep);
+        sep = ", ";
+    }
+    if (f->has_fallback) {
+        printf("%sfallback /%s", sep, f->fallback);
+        sep = ", ";
+    }
+    if (f->clean_urls) {
+        printf("%sclean URLs", sep);
+        sep = ", ";
+    }
+    for (unsigned i = 0; i < f->npages; i++) {
+        printf("%s%d page /%s", sep, f->page[i].status, f->page[i].path);
+        sep = ", ";
+    }
+    if (f->no_server_header)
+        printf("%sno Server field", sep);
+    printf("\n");
 }
 
 /* Sites (issue 22): each with its names, root and settings; the first

@@ -42,9 +42,26 @@ struct config_site {
     unsigned nimmutable;
     /* precompressed variants (issue 11) */
     const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
-    /* site features (issue 14) */
+    /* site features (issue 22's file: a block's own options, applied once the
+     * top level is complete) */
     struct site site;
+    const char *file; /* a site block's file and line; NULL for --site */
+    unsigned line;
+    unsigned opt_first, nopts; /* its options in config.opts[] */
+    bool is_default;           /* "default" in its block */
+    bool own_root;             /* a root of its own was given */
+    const char *where;         /* "--site 'SPEC'" or "FILE:LINE: site NAME", for messages */
 };
+
+/* An option of a site block, kept until the top level is complete. */
+struct config_opt {
+    const void *option; /* config.c's option table entry */
+    const char *value;
+    const char *file;
+    unsigned line;
+};
+
+#define CONFIG_OPTS_MAX 2048
 
 struct config {
     const char *addr; /* NULL: dual-stack any */
@@ -88,6 +105,9 @@ struct config {
      * order they are served in (serve[0] is the default site: the top
      * level when ROOT was given or there are no sites, else the first
      * site), with the names that pick them. */
+    const char *config_path; /* --config FILE */
+    struct config_opt opts[CONFIG_OPTS_MAX];
+    unsigned nopts;
     struct config_site top;
     bool have_root; /* ROOT or --root was given */
     struct config_site sites[CONFIG_SITES_MAX];
@@ -106,9 +126,11 @@ enum config_verdict {
 
 #define CONFIG_MAX_CONNS_MAX 1000000
 
-/* Fills cfg from argv (defaults first). On CONFIG_USAGE, reason (cap bytes,
- * NUL-terminated) says what was wrong, e.g. "--port: '8080junk' is not a
- * number from 0 to 65535". cpus is the default worker count. */
+/* Fills cfg from argv (defaults first) and the file --config names (whose
+ * top-level options the command line's replace). On CONFIG_USAGE, reason
+ * (cap bytes, NUL-terminated) says what was wrong, e.g. "--port: '8080junk'
+ * is not a number from 0 to 65535": one line per problem, those of a file
+ * as "FILE:LINE: why". cpus is the default worker count. */
 enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct config *cfg,
                                  char *reason, size_t cap);
 

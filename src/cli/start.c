@@ -64,12 +64,12 @@ static int fail(const char *what, const char *detail, int err)
 }
 
 /* "pith: " and, for a site other than the command line's ROOT, where it was
- * given ("--site 'a.test=/srv/a': "). */
+ * given ("--site 'a.test=/srv/a': ", "pith.conf:12: site a.test: "). */
 static void site_prefix(const struct site_conf *site)
 {
     fprintf(stderr, "pith: ");
     if (site->origin)
-        fprintf(stderr, "--site '%s': ", site->origin);
+        fprintf(stderr, "%s: ", site->origin);
 }
 
 /* Each site's root, opened once: every file is opened beneath it. The
@@ -77,17 +77,20 @@ static void site_prefix(const struct site_conf *site)
  * directory). */
 static int open_roots(struct server *s)
 {
+    int bad = 0; /* every site's problem is reported, for --check */
     for (unsigned i = 0; i < s->set.nsites; i++) {
         const struct site_conf *site = &s->set.sites[i];
         struct vsite *vs = &s->sites[i];
         vs->conf = site;
         vs->index = i;
         vs->precomp_fd = -1;
+        vs->root_fd = -1;
         int fd = sys_open_dir(site->root);
         if (fd < 0) {
             site_prefix(site);
             fprintf(stderr, "cannot serve '%s': %s\n", site->root, strerrordesc_np(-fd));
-            return 1;
+            bad = 1;
+            continue;
         }
         vs->root_fd = fd;
         int r = sys_realpath(site->root, vs->root_path, sizeof vs->root_path);
@@ -103,6 +106,8 @@ static int open_roots(struct server *s)
             .nimmutable = site->nimmutable,
         };
     }
+    if (bad)
+        return bad;
     const char *force = sys_getenv("PITH_RESOLVE");
     s->resolve = resolve_probe(s->sites[0].root_fd);
     if (force && strcmp(force, "walk") == 0)
@@ -277,6 +282,7 @@ static int check_reservations(const struct settings *set)
  * root, and every variant is resolved beneath it by the same rules. */
 static int open_precompressed(struct server *s)
 {
+    int bad = 0;
     for (unsigned i = 0; i < s->set.nsites && FILECACHE_VARIANTS; i++) {
         const struct site_conf *site = &s->set.sites[i];
         if (!site->precompressed || !site->precompressed_dir)
@@ -286,12 +292,13 @@ static int open_precompressed(struct server *s)
             site_prefix(site);
             fprintf(stderr, "cannot open --precompressed %s: %s\n", site->precompressed_dir,
                     strerrordesc_np(-fd));
-            return 1;
+            bad = 1;
+            continue;
         }
         s->sites[i].precomp_fd = fd;
         s->sites[i].fc.variant_dir_fd = fd;
     }
-    return 0;
+    return bad;
 }
 
 /* "http://ADDR:PORT/" of the --status listener, from the socket itself
@@ -419,6 +426,34 @@ static int prepare_tls(struct server *s)
     return 0;
 }
 
+/* Each site's --fallback must exist beneath its root: checked now (exit
+ * 1), not found missing by every worker. It is resolved by the request
+ * path's rules (no link unless --follow-symlinks, nothing outside the root)
+ * and must be a regular file. Sites whose root did not open are skipped
+ * (their problem was said). */
+static int check_fallbacks(const struct settings *set, const struct server *s)
+{
+    int bad = 0;
+    for (unsigned i = 0; i < set->nsites; i++) {
+        const struct site_conf *site = &set->sites[i];
+        if (!site->site.has_fallback || s->sites[i].root_fd < 0)
+            continue;
+        int r;
+        struct sys_stat st;
+        r = resolve_stat(s->sites[i].root_fd, site->site.fallback, site->follow_symlinks,
+                         s->resolve, &st);
+        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
+            r = -EISDIR;
+        if (r < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot serve the --fallback file beneath the root: %s: %s\n",
+                    site->site.fallback, strerrordesc_np(-r));
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
 /* --group, --chroot and --fallback name things that must exist: checked
  * now (exit 1), not found missing by every worker. The fallback is
  * resolved beneath the root by the request path's rules (no link unless
@@ -439,23 +474,7 @@ static int check_lockdown_files(const struct settings *set, struct server *s)
             return fail("cannot use --chroot ", set->chroot_dir, fd);
         sys_close(fd);
     }
-    for (unsigned i = 0; i < set->nsites; i++) {
-        const struct site_conf *site = &set->sites[i];
-        if (!site->site.has_fallback)
-            continue;
-        struct sys_stat st;
-        r = resolve_stat(s->sites[i].root_fd, site->site.fallback, site->follow_symlinks,
-                         s->resolve, &st);
-        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
-            r = -EISDIR;
-        if (r < 0) {
-            site_prefix(site);
-            fprintf(stderr, "cannot serve the --fallback file beneath the root: %s: %s\n",
-                    site->site.fallback, strerrordesc_np(-r));
-            return 1;
-        }
-    }
-    return 0;
+    return check_fallbacks(set, s);
 }
 
 /* Everything that can fail is checked before the start line, and before
@@ -510,8 +529,13 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
 {
     char listen[PATH_MAX + 128];
     int r = choose_loop(cfg, s);
-    if (!r)
+    /* Every site's root, mirror tree and fallback is looked at, so that one
+     * check names each missing one. */
+    if (!r) {
         r = open_roots(s);
+        r |= open_precompressed(s);
+        r |= check_fallbacks(&s->set, s);
+    }
     if (!r)
         r = check_nofile(&s->set);
     if (!r)
@@ -584,15 +608,27 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
     return master_run(s);
 }
 
+/* Each line of a usage reason as "pith: LINE". */
+static void print_reason(const char *reason)
+{
+    for (;;) {
+        size_t n = strcspn(reason, "\n");
+        fprintf(stderr, "pith: %.*s\n", (int)n, reason);
+        if (!reason[n])
+            return;
+        reason += n + 1;
+    }
+}
+
 int start_main(int argc, char **argv, start_loop_chooser choose_loop)
 {
     static struct config cfg;
     static struct server srv; /* large (paths); lives for the whole run */
-    char reason[256];
+    static char reason[8192]; /* a configuration file's problems, one line each */
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
     case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
-    case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
+    case CONFIG_USAGE: print_reason(reason); return 2;
     case CONFIG_RUN: break;
     }
     remember_origin(argv, &srv);

@@ -40,7 +40,8 @@ struct tls_server;
 struct site_conf {
     const char *root;   /* the directory, as given */
     const char *label;  /* its first name, or "default": /metrics, --check, the start line */
-    const char *origin; /* where it was defined, for messages ("--site", "FILE:LINE") */
+    const char *origin; /* where it was defined, for messages ("--site 'SPEC'",
+                         * "FILE:LINE: site NAMES"); NULL for the command line's ROOT */
     bool named;         /* some name in settings.hosts picks it */
     const char *index;  /* the index file's name */
     bool listing;
