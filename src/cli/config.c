@@ -883,6 +883,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->user = cfg->user;
     out->quiet = cfg->quiet;
     out->check = cfg->check;
+    out->config_path = cfg->config_path;
     out->sandbox = !cfg->no_sandbox;
     out->group = cfg->group;
     out->chroot_dir = cfg->chroot_dir;

@@ -192,6 +192,7 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
 /* The plain listeners (unless --tls-only) and, with HTTPS, the TLS ones. */
 static int bind_listeners(const struct config *cfg, struct server *s)
 {
+    s->listeners_own = true; /* a reload may replace them (issue 22) */
     for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
         s->listen_fds[i] = s->tls_listen_fds[i] = -1;
     s->nlisten = cfg->workers;
@@ -208,9 +209,17 @@ static int bind_listeners(const struct config *cfg, struct server *s)
 }
 
 /* Inherited or Unix listeners without one named "https": with HTTPS, its
- * listeners are bound on --addr and --tls-port as without them. */
-static int bind_tls_beside(const struct config *cfg, struct server *s)
+ * listeners are bound on --addr and --tls-port as without them. A reload
+ * (issue 22) whose file moved the plain port gets that one bound too. */
+static int bind_beside(const struct config *cfg, struct server *s)
 {
+    if (s->reloading && s->listeners_own && !cfg->tls_only && s->listen_fds[0] < 0) {
+        int r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
+                           s->url, sizeof s->url);
+        if (r < 0)
+            return -r;
+        s->listen_shared = false;
+    }
     if (!https_wanted(cfg) || s->tls_listen_fds[0] >= 0)
         return 0;
     if (sockets_unix_path(cfg->addr)) {
@@ -329,8 +338,6 @@ static int prepare_status(const struct config *cfg, struct server *s)
         s->status_fd = -1;
         return 0;
     }
-    if (s->status_fd >= 0) /* inherited (named "status"): an upgrade */
-        return status_url(s);
     char host[128];
     const char *colon = strrchr(cfg->status, ':');
     size_t n = (size_t)(colon - cfg->status);
@@ -342,6 +349,15 @@ static int prepare_status(const struct config *cfg, struct server *s)
         fprintf(stderr, "pith: --status: '%s' is not a numeric IPv4 or IPv6 address\n", host);
         return 2;
     }
+    /* Inherited (named "status"): an upgrade, or a reload whose file still
+     * names that port (else it closes and the new one is bound). */
+    if (s->status_fd >= 0 && s->reloading && s->listeners_own && port != 0 &&
+        sys_local_port(s->status_fd) != (int)port) {
+        sys_close(s->status_fd);
+        s->status_fd = -1;
+    }
+    if (s->status_fd >= 0)
+        return status_url(s);
     int public_port = sys_local_port(s->listen_fds[0]);
     if (port != 0 && (int)port == public_port) {
         fprintf(stderr, "pith: --status: port %u is the public port; give it a port of its own\n",
@@ -373,7 +389,7 @@ static int prepare(const struct config *cfg, struct server *s)
     if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
         r = bind_listeners(cfg, s);
     else if (!r)
-        r = bind_tls_beside(cfg, s);
+        r = bind_beside(cfg, s);
     if (!r)
         r = prepare_status(cfg, s);
     return r;
@@ -570,8 +586,21 @@ static void remember_origin(char **argv, struct server *s)
     s->argv = argv;
     if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
         s->exe_path[0] = '\0';
+    /* "PID[,reload][,systemd]": the old master, whether this is a SIGHUP
+     * reload, whether the listeners passed on came from systemd (else pith
+     * bound them: a reload may replace them as the file says). */
     const char *from = sys_getenv("PITH_UPGRADE_FROM");
     s->upgrade_from = from ? atoi(from) : 0;
+    s->listeners_own = from != NULL;
+    const char *p = from ? from + strcspn(from, ",") : NULL;
+    while (p && *p == ',') {
+        p++;
+        size_t n = strcspn(p, ",");
+        s->reloading = s->reloading || (n == 6 && strncmp(p, "reload", 6) == 0);
+        if (n == 7 && strncmp(p, "systemd", 7) == 0)
+            s->listeners_own = false;
+        p += n;
+    }
 }
 
 static int start(const struct config *cfg, struct server *s, start_loop_chooser choose_loop)

@@ -321,6 +321,41 @@ static void prepare_log_reopen(struct master *m)
     sys_close(fd);
 }
 
+/* HUP (without --config) and USR1: the log reopened; HUP also reloads the
+ * certificates and keys. */
+static void reopen(struct master *m, int sig)
+{
+    /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
+    if (sig == SIGHUP && m->announced)
+        notify("RELOADING=1\nSTATUS=reopening the access log");
+    prepare_log_reopen(m);
+    /* HUP: the master (which keeps its privileges) re-reads the
+     * certificates and keys; the workers build from what it read. */
+    if (sig == SIGHUP && m->srv->tls)
+        tls_server_reload(m->srv->tls, &m->srv->set);
+    signal_workers(m, sig);
+    if (sig == SIGHUP && m->announced)
+        notify("READY=1\nSTATUS=serving");
+}
+
+/* SIGHUP with --config (issue 22): the configuration is read again by a new
+ * master, started on our listeners exactly as a SIGUSR2 upgrade starts one
+ * (the binary at the same path): it checks everything as at any start, and
+ * once its workers serve it sends us TERM and we drain. A file it refuses
+ * makes it exit before that, saying why on the error log it inherited, and
+ * we keep serving as we were (upgrade_child_exited). The log is reopened
+ * meanwhile, as HUP always does, for logrotate. systemd sees RELOADING=1,
+ * then the new master's MAINPID= and READY=1, or our READY=1 after a
+ * refused file. */
+static void reload(struct master *m)
+{
+    if (m->announced && m->up.pid == 0 && !m->stopping)
+        notify("RELOADING=1\nSTATUS=reloading the configuration");
+    prepare_log_reopen(m);
+    signal_workers(m, SIGUSR1);
+    upgrade_start(&m->up, m->srv, m->stopping, true);
+}
+
 static void on_signal(struct master *m, int sig)
 {
     switch (sig) {
@@ -336,20 +371,13 @@ static void on_signal(struct master *m, int sig)
         }
         break;
     case SIGHUP:
-    case SIGUSR1:
-        /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
-        if (sig == SIGHUP && m->announced)
-            notify("RELOADING=1\nSTATUS=reopening the access log");
-        prepare_log_reopen(m);
-        /* HUP: the master (which keeps its privileges) re-reads the
-         * certificates and keys; the workers build from what it read. */
-        if (sig == SIGHUP && m->srv->tls)
-            tls_server_reload(m->srv->tls, &m->srv->set);
-        signal_workers(m, sig);
-        if (sig == SIGHUP && m->announced)
-            notify("READY=1\nSTATUS=serving");
+        if (m->srv->set.config_path)
+            reload(m);
+        else
+            reopen(m, sig);
         break;
-    case SIGUSR2: upgrade_start(&m->up, m->srv, m->stopping); break;
+    case SIGUSR1: reopen(m, sig); break;
+    case SIGUSR2: upgrade_start(&m->up, m->srv, m->stopping, false); break;
     default: break; /* SIGCHLD: reaped below */
     }
 }

@@ -73,7 +73,8 @@ struct settings {
     bool log_json;              /* --log-format json (else combined) */
     const char *status;         /* --status ADDR:PORT; NULL: off */
     /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
-    bool check; /* --check: validate, print the plan, exit */
+    bool check;              /* --check: validate, print the plan, exit */
+    const char *config_path; /* --config FILE: SIGHUP reads it again (issue 22); NULL */
 
     /* ---- site features and lockdown (issue 14; src/server/site.c, lockdown.c) ---- */
     bool sandbox;           /* Landlock + seccomp in every worker (--no-sandbox: false) */
@@ -136,6 +137,9 @@ struct server {
     char exe_path[PATH_MAX]; /* what SIGUSR2 executes (this binary's path at start) */
     char *const *argv;       /* ... with these arguments */
     int upgrade_from;        /* the master this one replaces (told when ready); 0 */
+    bool reloading;          /* ... because of a SIGHUP with --config (issue 22) */
+    bool listeners_own;      /* pith bound its listeners (else systemd did): a reload
+                              * may close and open them as the file says */
     int ready_pipe[2];       /* each worker writes its pid once it serves; -1: none */
     /* lockdown (issue 14): what the kernel offers, probed at start */
     int landlock_abi; /* > 0: the ABI version; else -errno */
