@@ -79,6 +79,12 @@ static void sites_lines(const struct server *s)
         }
         printf("%s\n", i == 0 ? " (default)" : "");
         printf("    serve       %s\n", s->sites[i].root_path);
+        if (set->ntls && site->ntls == 1)
+            printf("    https       certificate %u of %u\n", site->tls_first + 1, set->ntls);
+        else if (set->ntls)
+            printf("    https       certificates %u to %u of %u (SNI picks the one that names "
+                   "the host)\n",
+                   site->tls_first + 1, site->tls_first + site->ntls, set->ntls);
         site_lines(site, "    ");
     }
 }

@@ -62,8 +62,8 @@ static const struct option options[] = {
     {"unix-owner", 0, true, K_UNIX_OWNER, SCOPE_SERVER},
     {"check", 0, false, K_CHECK, SCOPE_CMDLINE},
 #ifndef PITH_TINY /* refused by name in pith-tiny (tiny_refused), never looked up */
-    {"tls-cert", 0, true, K_TLS_CERT, SCOPE_SERVER},
-    {"tls-key", 0, true, K_TLS_KEY, SCOPE_SERVER},
+    {"tls-cert", 0, true, K_TLS_CERT, SCOPE_SITE},
+    {"tls-key", 0, true, K_TLS_KEY, SCOPE_SITE},
     {"tls-port", 0, true, K_TLS_PORT, SCOPE_SERVER},
     {"tls-only", 0, false, K_TLS_ONLY, SCOPE_SERVER},
     {"redirect-http", 0, false, K_REDIRECT_HTTP, SCOPE_SERVER},
@@ -343,13 +343,20 @@ static enum config_verdict apply_tls_flag(struct parser *ps, const struct option
     switch (o->kind) {
     case K_TLS_CERT:
     case K_TLS_KEY: {
-        bool cert = o->kind == K_TLS_CERT;
-        unsigned *n = cert ? &c->ntls_cert : &c->ntls_key;
+        bool cert = o->kind == K_TLS_CERT, top = ps->cur == &c->top;
+        struct config_site *site = ps->cur;
+        unsigned *n = top ? (cert ? &c->ntls_cert : &c->ntls_key)
+                          : (cert ? &site->ntls_cert : &site->ntls_key);
         if (!nonempty(ps, o->name, v))
             return CONFIG_USAGE;
-        if (*n == CONFIG_TLS_PAIRS_MAX)
-            return config_fail(ps, "--", o->name, ": more than 8 certificate/key pairs");
-        (cert ? c->tls_cert : c->tls_key)[(*n)++] = v;
+        if (*n == (top ? CONFIG_TLS_PAIRS_MAX : CONFIG_SITE_PAIRS_MAX))
+            return config_fail(ps, "--", o->name,
+                               top ? ": more than 8 certificate/key pairs"
+                                   : ": more than 4 certificate/key pairs in one site");
+        if (top)
+            (cert ? c->tls_cert : c->tls_key)[(*n)++] = v;
+        else
+            (cert ? site->tls_cert : site->tls_key)[(*n)++] = v;
         break;
     }
     case K_TLS_PORT: ok = number(ps, o->name, v, 0, 65535, &c->tls_port); break;
@@ -362,13 +369,33 @@ static enum config_verdict apply_tls_flag(struct parser *ps, const struct option
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
 
+static void site_where(struct parser *ps, const struct config_site *site);
+
+unsigned config_tls_pairs(const struct config *c)
+{
+    unsigned n = c->ntls_cert;
+    for (unsigned i = 0; i < c->nsites; i++)
+        n += c->sites[i].ntls_cert;
+    return n;
+}
+
 static enum config_verdict check_tls(struct parser *ps)
 {
     const struct config *c = ps->cfg;
     if (c->ntls_cert != c->ntls_key)
         return config_fail(
             ps, "--tls-cert and --tls-key must come in pairs (one key per certificate)", "", "");
-    if (c->ntls_cert == 0 && (c->tls_only || c->redirect_http || c->hsts))
+    for (unsigned i = 0; i < c->nsites; i++)
+        if (c->sites[i].ntls_cert != c->sites[i].ntls_key) {
+            site_where(ps, &c->sites[i]);
+            return config_fail(ps,
+                               "tls-cert and tls-key must come in pairs (one key per "
+                               "certificate)",
+                               "", "");
+        }
+    if (config_tls_pairs(c) > SETTINGS_TLS_PAIRS_MAX)
+        return config_fail(ps, "more than 64 certificate/key pairs in all", "", "");
+    if (config_tls_pairs(c) == 0 && (c->tls_only || c->redirect_http || c->hsts))
         return config_fail(ps,
                            c->tls_only        ? "--tls-only"
                            : c->redirect_http ? "--redirect-http"
@@ -377,7 +404,7 @@ static enum config_verdict check_tls(struct parser *ps)
     if (c->tls_only && c->redirect_http)
         return config_fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "",
                            "");
-    if (c->ntls_cert && !c->tls_only && c->port == c->tls_port && c->port != 0)
+    if (config_tls_pairs(c) && !c->tls_only && c->port == c->tls_port && c->port != 0)
         return config_fail(ps, "--port and --tls-port must differ", "", "");
     return CONFIG_RUN;
 }
@@ -812,7 +839,7 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 }
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
-_Static_assert(CONFIG_TLS_PAIRS_MAX == SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");
+_Static_assert(CONFIG_TLS_PAIRS_MAX <= SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");
 _Static_assert(CONFIG_WORKERS_MAX == SETTINGS_WORKERS_MAX, "--workers' bound is the server's");
 _Static_assert(CONFIG_TRUSTED_MAX == SETTINGS_TRUSTED_MAX,
                "--trusted-proxy's bound is the server's");
@@ -820,11 +847,29 @@ _Static_assert(CONFIG_TRUSTED_MAX == SETTINGS_TRUSTED_MAX,
 /* HTTPS (issue 10) */
 static void tls_settings(const struct config *cfg, struct settings *out)
 {
-    for (unsigned i = 0; i < cfg->ntls_cert; i++) {
-        out->tls_cert[i] = cfg->tls_cert[i];
-        out->tls_key[i] = cfg->tls_key[i];
+    /* The top level's pairs first (the first is the default), then each
+     * site's own in the order sites are served; a site without its own uses
+     * the top level's, or all when the top level has none (issue 22). */
+    unsigned n = 0;
+    for (unsigned i = 0; i < cfg->ntls_cert; i++, n++) {
+        out->tls_cert[n] = cfg->tls_cert[i];
+        out->tls_key[n] = cfg->tls_key[i];
     }
-    out->ntls = cfg->ntls_cert;
+    for (unsigned k = 0; k < cfg->nserve; k++) {
+        const struct config_site *site = cfg->serve[k];
+        struct site_conf *sc = &out->sites[k];
+        sc->tls_first = site->ntls_cert ? n : 0;
+        for (unsigned i = 0; i < site->ntls_cert; i++, n++) {
+            out->tls_cert[n] = site->tls_cert[i];
+            out->tls_key[n] = site->tls_key[i];
+            out->tls_origin[n] = site->where;
+        }
+        sc->ntls = site->ntls_cert;
+    }
+    for (unsigned k = 0; k < cfg->nserve; k++)
+        if (out->sites[k].ntls == 0)
+            out->sites[k].ntls = cfg->ntls_cert ? cfg->ntls_cert : n;
+    out->ntls = n;
     out->tls_port = cfg->tls_port;
     out->tls_only = cfg->tls_only;
     out->redirect_http = cfg->redirect_http;
@@ -888,10 +933,10 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->group = cfg->group;
     out->chroot_dir = cfg->chroot_dir;
     opsnet_settings(cfg, out);
-    if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
-        tls_settings(cfg, out);
     out->nsites = cfg->nserve;
     for (unsigned i = 0; i < cfg->nserve; i++)
         site_settings(cfg->serve[i], cfg->serve[i] != &cfg->top, &out->sites[i]);
     out->hosts = cfg->hosts;
+    if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
+        tls_settings(cfg, out);
 }

@@ -15,11 +15,12 @@
 #include "core/site.h"
 #include "core/vhost.h"
 
-#define CONFIG_WORKERS_MAX   64
-#define CONFIG_IMMUTABLE_MAX 8
-#define CONFIG_TRUSTED_MAX   32
-#define CONFIG_TLS_PAIRS_MAX 8
-#define CONFIG_SITES_MAX     64
+#define CONFIG_WORKERS_MAX    64
+#define CONFIG_IMMUTABLE_MAX  8
+#define CONFIG_TRUSTED_MAX    32
+#define CONFIG_TLS_PAIRS_MAX  8 /* the top level's */
+#define CONFIG_SITE_PAIRS_MAX 4 /* a site block's own */
+#define CONFIG_SITES_MAX      64
 
 enum config_io {
     CONFIG_IO_AUTO, /* io_uring when the kernel allows it, else epoll */
@@ -51,6 +52,9 @@ struct config_site {
     bool is_default;           /* "default" in its block */
     bool own_root;             /* a root of its own was given */
     const char *where;         /* "--site 'SPEC'" or "FILE:LINE: site NAME", for messages */
+    /* HTTPS: a block's own certificate/key pairs (else the top level's) */
+    const char *tls_cert[CONFIG_SITE_PAIRS_MAX], *tls_key[CONFIG_SITE_PAIRS_MAX];
+    unsigned ntls_cert, ntls_key;
 };
 
 /* An option of a site block, kept until the top level is complete. */
@@ -136,6 +140,9 @@ enum config_verdict config_parse(int argc, char **argv, unsigned cpus, struct co
 
 /* The --help text. */
 const char *config_usage(void);
+
+/* Certificate/key pairs of the top level and every site together. */
+unsigned config_tls_pairs(const struct config *cfg);
 
 struct settings;
 /* The server's settings from a parsed command line: the one place where

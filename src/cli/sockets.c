@@ -138,7 +138,7 @@ static bool unix_matches(int fd, const char *path)
 static unsigned keep_wanted(const struct config *cfg, int *fds, unsigned k, bool tls)
 {
     const char *path = sockets_unix_path(cfg->addr);
-    bool wanted = tls ? cfg->ntls_cert > 0 : !cfg->tls_only;
+    bool wanted = tls ? config_tls_pairs(cfg) > 0 : !cfg->tls_only;
     unsigned kept = 0;
     for (unsigned i = 0; i < k; i++) {
         bool ok = false;

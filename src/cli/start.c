@@ -46,7 +46,7 @@ _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
  * config.c refuses the TLS flags: TLS_BUILT is a constant false there. */
 static bool https_wanted(const struct config *cfg)
 {
-    return TLS_BUILT && cfg->ntls_cert;
+    return TLS_BUILT && config_tls_pairs(cfg);
 }
 
 static bool https_loaded(const struct server *s)

@@ -23,6 +23,7 @@
 #include "server/handler.h"
 #include "server/reply.h"
 #include "server/stats.h"
+#include "server/tls.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -88,6 +89,7 @@ static void request_begin(struct worker *w, struct conn *c)
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
     c->x->tls = c->tp != &transport_plain;
+    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1; /* sites: may c answer a host? */
 }
 
 /* The access-log line of the exchange, once: only a response that was

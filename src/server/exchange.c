@@ -24,6 +24,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->method = x->target = x->referer = x->user_agent = x->encoding = (struct span){0};
     x->minor = 1;
     x->head_only = x->keep_alive = x->close = x->tls = false;
+    x->tls_ctx = -1;
     x->status = 0;
     x->body = x->close_after = false;
     outq_reset(&x->q);

@@ -37,6 +37,7 @@ struct exchange {
     bool keep_alive;      /* the request allows the connection to persist */
     bool close;           /* the server ends the connection after this response */
     bool tls;             /* over HTTPS (set by conn.c after exchange_begin) */
+    int tls_ctx;          /* ... with this certificate context (tls_conn_ctx); -1: plain */
     /* The response */
     int status;       /* 0 until a head is queued */
     bool body;        /* the head promised a body (not HEAD, 204, 304) */

@@ -306,8 +306,10 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     struct target t;
     bool split = target_split(req->target, &t) == 0;
     x->authority = split && t.form == TARGET_ABSOLUTE ? t.authority : w->info.host;
-    bool named;
-    x->site = sites_pick(w->srv, x->authority, &named);
+    if (sites_route(w->srv, x->tls_ctx, x->authority, &x->site) == SITES_MISDIRECTED) {
+        reply_error(w, x, 421); /* another certificate's site: the client retries elsewhere */
+        return;
+    }
     int status = method_status(req->method_id);
     if (status) {
         /* A body is never read: the connection ends after the answer,

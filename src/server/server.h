@@ -30,7 +30,7 @@ struct tls_server;
 #define SETTINGS_WORKERS_MAX   64
 #define SETTINGS_GLOBS_MAX     8
 #define SETTINGS_TRUSTED_MAX   32
-#define SETTINGS_TLS_PAIRS_MAX 8
+#define SETTINGS_TLS_PAIRS_MAX 64 /* all sites' together */
 #define SETTINGS_SITES_MAX     64
 
 /* One site (issue 22): a root and everything that is decided per root. A
@@ -53,6 +53,9 @@ struct site_conf {
     bool precompressed;            /* false: --precompressed off */
     const char *precompressed_dir; /* NULL: F.br etc. beside F; else a mirror tree */
     struct site site;              /* --fallback, --clean-urls, --header, --cors, --error-page */
+    /* HTTPS: its certificate/key pairs in settings.tls_cert[] (its own, else
+     * the top level's, else all of them): SNI picks among them (tls_ctx.c) */
+    unsigned tls_first, ntls;
 };
 
 struct settings {
@@ -83,13 +86,14 @@ struct settings {
     /* HTTPS (issue 10; src/server/tls_ctx.c, tls.c) */
     const char *tls_cert[SETTINGS_TLS_PAIRS_MAX]; /* full-chain PEM; [0] is the default */
     const char *tls_key[SETTINGS_TLS_PAIRS_MAX];
-    unsigned ntls;              /* certificate/key pairs; 0: no HTTPS */
-    unsigned tls_port;          /* default 8443; 0 = any free port */
-    bool tls_only;              /* no plain HTTP listener */
-    bool redirect_http;         /* the plain port answers 308 to https:// */
-    unsigned hsts;              /* Strict-Transport-Security max-age; 0: none */
-    char hsts_value[32];        /* "max-age=N" */
-    unsigned timeout_handshake; /* seconds for a whole TLS handshake */
+    const char *tls_origin[SETTINGS_TLS_PAIRS_MAX]; /* a site's own pair: where (messages) */
+    unsigned ntls;                                  /* certificate/key pairs; 0: no HTTPS */
+    unsigned tls_port;                              /* default 8443; 0 = any free port */
+    bool tls_only;                                  /* no plain HTTP listener */
+    bool redirect_http;                             /* the plain port answers 308 to https:// */
+    unsigned hsts;                                  /* Strict-Transport-Security max-age; 0: none */
+    char hsts_value[32];                            /* "max-age=N" */
+    unsigned timeout_handshake;                     /* seconds for a whole TLS handshake */
 
     /* ---- sites (issue 22; src/server/sites.c) ---- */
     struct site_conf sites[SETTINGS_SITES_MAX]; /* [0] is the default site */
