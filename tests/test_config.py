@@ -20,6 +20,7 @@ OPTIONS = {
     "addr": ("127.0.0.1", ""),
     "workers": ("2", "0"),
     "max-conns": ("100", "0"),
+    "max-conns-per-client": ("8", "x"),
     "index": ("home.html", "a/b"),
     "no-listing": (None, "maybe"),
     "follow-symlinks": (None, "2"),

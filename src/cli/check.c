@@ -101,6 +101,9 @@ void check_print(const struct config *cfg, const struct server *s, const char *l
     printf("  listen on   %s\n", listen);
     printf("  workers     %u, %s, %u connections each\n", set->workers, s->loop->name,
            set->max_conns);
+    if (set->max_conns_per_client)
+        printf("  clients     %u connections each at most, across the workers\n",
+               set->max_conns_per_client);
     printf("  cache       %u MiB for files up to %u bytes, %u open files per worker\n",
            set->cache_size_mib, set->cache_max_file, set->cache_entries);
     if (set->nsites == 1 && !set->sites[0].named)

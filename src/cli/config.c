@@ -73,6 +73,7 @@ static const struct option options[] = {
     {"site", 0, true, K_SITE, SCOPE_SERVER},
     {"config", 0, true, K_CONFIG, SCOPE_CMDLINE},
     {"default", 0, false, K_DEFAULT, SCOPE_BLOCK},
+    {"max-conns-per-client", 0, true, K_MAX_CONNS_PER_CLIENT, SCOPE_SITE},
 };
 
 /* ---- pith-tiny (the freestanding build): flags that need a library -------------
@@ -418,6 +419,9 @@ static enum config_verdict apply_site_option(struct parser *ps, const struct opt
     bool ok = true;
     switch (o->kind) {
     case K_MAX_AGE: ok = number(ps, o->name, v, 0, 315360000, &c->max_age); break;
+    case K_MAX_CONNS_PER_CLIENT:
+        ok = number(ps, o->name, v, 0, CONFIG_MAX_CONNS_MAX, &c->max_conns_per_client);
+        break;
     case K_ROOT:
         if (c == &ps->cfg->top ? ps->cfg->have_root : c->own_root)
             return config_fail(ps, "ROOT given twice ('", v, "')");
@@ -901,6 +905,7 @@ static void site_settings(const struct config_site *c, bool named, struct site_c
     out->precompressed = !off && FILECACHE_VARIANTS; /* pith-tiny: none, not even beside */
     out->precompressed_dir = off ? NULL : c->precompressed;
     out->site = c->site;
+    out->max_conns_per_client = c->max_conns_per_client;
     struct buf b = buf_make(out->cache_control, sizeof out->cache_control - 1);
     if (c->max_age == 0) {
         buf_put_cstr(&b, "no-cache");
@@ -937,6 +942,10 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     for (unsigned i = 0; i < cfg->nserve; i++)
         site_settings(cfg->serve[i], cfg->serve[i] != &cfg->top, &out->sites[i]);
     out->hosts = cfg->hosts;
+    out->max_conns_per_client = cfg->top.max_conns_per_client;
+    for (unsigned i = 0; i < out->nsites; i++)
+        out->clients_counted = out->clients_counted || out->sites[i].max_conns_per_client;
+    out->clients_counted = out->clients_counted || out->max_conns_per_client;
     if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
         tls_settings(cfg, out);
 }

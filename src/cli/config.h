@@ -42,7 +42,8 @@ struct config_site {
     const char *immutable[CONFIG_IMMUTABLE_MAX]; /* globs: a year's max-age, immutable */
     unsigned nimmutable;
     /* precompressed variants (issue 11) */
-    const char *precompressed; /* NULL: beside each file; "off"; else the mirror tree */
+    const char *precompressed;     /* NULL: beside each file; "off"; else the mirror tree */
+    unsigned max_conns_per_client; /* 0: no limit (issue 22) */
     /* site features (issue 22's file: a block's own options, applied once the
      * top level is complete) */
     struct site site;

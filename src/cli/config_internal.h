@@ -65,6 +65,7 @@ enum kind {
     K_SITE, /* sites (issue 22) */
     K_CONFIG,
     K_DEFAULT,
+    K_MAX_CONNS_PER_CLIENT,
     K_COUNT,
 };
 

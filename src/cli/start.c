@@ -17,6 +17,7 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "server/clients.h"
 #include "server/filecache.h"
 #include "server/lockdown.h"
 #include "server/log.h"
@@ -332,6 +333,10 @@ static int prepare_status(const struct config *cfg, struct server *s)
     s->stats = stats_create(sys_now_real());
     if (!s->stats)
         return fail("cannot map the shared counters", "", -ENOMEM);
+    /* --max-conns-per-client (issue 22): the counts every worker shares. */
+    if (s->set.clients_counted &&
+        !(s->clients = clients_create(s->set.workers, s->set.max_conns, 0)))
+        return fail("cannot map the per-client counts", "", -ENOMEM);
     if (!cfg->status) {
         if (s->status_fd >= 0) /* inherited, but no longer asked for */
             sys_close(s->status_fd);

@@ -146,6 +146,9 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->x = NULL;
     c->timed_out = false;
     c->proxy_pending = w->set->proxy_protocol;
+    c->client_counted = c->client_limited = false;
+    if (!c->proxy_pending)
+        client_count(w, c); /* --max-conns-per-client */
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -176,6 +179,7 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
 
 void conn_free(struct worker *w, struct conn *c)
 {
+    client_uncount(w, c);
     if (c->x)
         exchange_release(w, c->x);
     release_slot(w, c);
@@ -366,7 +370,11 @@ static void process_input(struct worker *w, struct conn *c)
         } else {
             c->head_len = (uint32_t)r;
             client_real_ip(w, c, c->x, &w->req);
-            handler_request(w, c->x, &w->req);
+            c->x->client_key = c->client_counted ? c->client_key : 0;
+            if (c->client_limited)
+                reply_client_limit(w, c->x); /* over --max-conns-per-client */
+            else
+                handler_request(w, c->x, &w->req);
         }
         start_response(w, c);
     } while (drive(w, c) == 1 && response_done(w, c));

@@ -41,6 +41,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->head_sent = x->body_sent = 0;
     x->client_set = false;
     x->started_us = 0;
+    x->client_key = 0;
 }
 
 /* The request's method, as the site options distinguish them. */

@@ -66,6 +66,9 @@ struct exchange {
     bool client_set;
     struct net_addr client;
     int64_t started_us;
+    /* Issue 22: the client's key in the per-client counts (clients.h); 0
+     * when it is not counted. */
+    uint64_t client_key;
 };
 
 /* Starts an exchange (resetting every field) with out_cap bytes at out for

@@ -14,6 +14,7 @@
 #include "core/response.h"
 #include "core/site.h"
 #include "core/target.h"
+#include "server/clients.h"
 #include "server/dirlist.h"
 #include "server/exchange.h"
 #include "server/file.h"
@@ -308,6 +309,14 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     x->authority = split && t.form == TARGET_ABSOLUTE ? t.authority : w->info.host;
     if (sites_route(w->srv, x->tls_ctx, x->authority, &x->site) == SITES_MISDIRECTED) {
         reply_error(w, x, 421); /* another certificate's site: the client retries elsewhere */
+        return;
+    }
+    /* A site's own --max-conns-per-client: the client's connections now
+     * (this one included) against it (the top level's was checked when the
+     * connection was counted). */
+    unsigned limit = x->site->conf->max_conns_per_client;
+    if (limit && x->client_key && clients_conns(w->srv->clients, x->client_key) > limit) {
+        reply_client_limit(w, x);
         return;
     }
     int status = method_status(req->method_id);

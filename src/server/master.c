@@ -38,6 +38,7 @@
 #include "server/master.h"
 
 #include "core/bytes.h"
+#include "server/clients.h"
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/status.h"
@@ -208,6 +209,8 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     /* Its connections are gone; it can no longer say so itself. */
     stats_set(&m->srv->stats->w[i].open_conns, 0);
     stats_set(&m->srv->stats->w[i].up, 0);
+    if (m->srv->clients)
+        clients_reset(m->srv->clients, i); /* nor count for their clients */
     if (m->stopping)
         return;
     stats_add(&m->srv->stats->restarts, 1);

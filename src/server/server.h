@@ -25,6 +25,7 @@
 
 struct stats_shared;
 struct tls_server;
+struct clients;
 
 #define SERVER_NAME            "pith/" PITH_VERSION
 #define SETTINGS_WORKERS_MAX   64
@@ -56,6 +57,7 @@ struct site_conf {
     /* HTTPS: its certificate/key pairs in settings.tls_cert[] (its own, else
      * the top level's, else all of them): SNI picks among them (tls_ctx.c) */
     unsigned tls_first, ntls;
+    unsigned max_conns_per_client; /* its requests get a 503 past it; 0: none (issue 22) */
 };
 
 struct settings {
@@ -74,7 +76,12 @@ struct settings {
     unsigned ntrusted;
     struct span real_ip_header; /* e.g. X-Forwarded-For; empty: off */
     bool log_json;              /* --log-format json (else combined) */
-    const char *status;         /* --status ADDR:PORT; NULL: off */
+    /* --max-conns-per-client (issue 22; src/server/clients.c): connections
+     * of one client across all workers past which a new one gets a 503; 0:
+     * no limit. counting: some limit is set (the top level's or a site's). */
+    unsigned max_conns_per_client;
+    bool clients_counted;
+    const char *status; /* --status ADDR:PORT; NULL: off */
     /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
     bool check;              /* --check: validate, print the plan, exit */
     const char *config_path; /* --config FILE: SIGHUP reads it again (issue 22); NULL */
@@ -132,6 +139,7 @@ struct server {
     int status_fd;
     char status_url[128];
     struct stats_shared *stats;
+    struct clients *clients; /* the per-client counts (clients.h); NULL: none kept */
     /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
     bool listen_shared;      /* listen_fds name a few sockets that workers share
                               * (inherited, or a Unix socket): never reopened */

@@ -51,6 +51,7 @@ struct stats_worker {
     /* HTTPS (tls.c; status.c's put_tls()): handshakes by result, plain
      * HTTP requests on the TLS port, connections by data path. */
     uint64_t tls_handshakes, tls_failed, tls_plain_http, tls_ktls, tls_userspace;
+    uint64_t client_limited; /* 503s for clients over --max-conns-per-client (issue 22) */
     /* Responses per site (issue 22), by index in settings.sites[]. */
     uint64_t site_requests[SETTINGS_SITES_MAX];
 };

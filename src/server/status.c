@@ -180,6 +180,9 @@ void status_metrics(const struct server *srv, struct buf *b)
                 SUM(srv, client[e]));
     put_tls(srv, b);
     put_sites(srv, b);
+    metric_head(b, "pith_client_limit_total", "counter",
+                "Connections answered 503 for a client over --max-conns-per-client.");
+    metric(b, "pith_client_limit_total", NULL, SUM(srv, client_limited));
     metric_head(b, "pith_workers_up", "gauge", "Worker processes accepting connections.");
     metric(b, "pith_workers_up", NULL, SUM(srv, up));
     metric_head(b, "pith_worker_restarts_total", "counter", "Workers the master replaced.");

@@ -97,8 +97,8 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     /* io_uring's multishot accept reports no address: ask now, while the
      * connection is there, when the access log will need it (after a
      * reset, getpeername has nothing left to say). */
-    if (c->peer.ss_family == AF_UNSPEC && (w->log.fd >= 0 || w->set->ntrusted))
-        sys_peer_addr(fd, &c->peer); /* also what --trusted-proxy decides on */
+    if (c->peer.ss_family == AF_UNSPEC && (w->log.fd >= 0 || w->set->ntrusted || w->srv->clients))
+        sys_peer_addr(fd, &c->peer); /* also what --trusted-proxy, the counts decide on */
     sys_set_nodelay(fd);
     if (w->loop->conn_start(w, c) < 0) {
         sys_close(fd);
