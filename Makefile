@@ -24,7 +24,9 @@ COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
 TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
-FULL_LIBS  = -luring -lssl -lcrypto $(COMPRESS_LIBS)
+# -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
+AUTH_SRC   = src/server/auth.c
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -108,7 +110,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
            src/cli/sockets.c src/cli/check.c \

@@ -21,6 +21,7 @@ OPTIONS = {
     "workers": ("2", "0"),
     "max-conns": ("100", "0"),
     "max-conns-per-client": ("8", "x"),
+    "auth": ("/private/ @USERS@ Staff", "private /u"),
     "index": ("home.html", "a/b"),
     "no-listing": (None, "maybe"),
     "follow-symlinks": (None, "2"),
@@ -81,7 +82,7 @@ NEEDS = {
     "unix-owner": ["addr unix:@SOCK@"],
 }
 FULL_ONLY = {"tls-cert", "tls-key", "tls-port", "tls-only", "redirect-http", "hsts",
-             "timeout-handshake", "precompressed"}
+             "timeout-handshake", "precompressed", "auth"}
 CMDLINE_ONLY = {"check", "help", "version", "config"}
 
 
@@ -95,10 +96,14 @@ def www(tmp_path):
 
 def subst(text, www, tmp_path):
     cert, key = tls_pki()["ecdsa"]
+    users = tmp_path / "users"
+    if "@USERS@" in text and not users.exists():
+        h = subprocess.run(["openssl", "passwd", "-6", "pw"], capture_output=True, text=True)
+        users.write_text("u:%s\n" % h.stdout.strip())
     return (text.replace("@ROOT@", str(www)).replace("@LOG@", str(tmp_path / "a.log"))
             .replace("@PIDFILE@", str(tmp_path / "pith.pid")).replace("@CERT@", cert)
             .replace("@KEY@", key).replace("@SOCK@", str(tmp_path / "s.sock"))
-            .replace("@SITE@", "a.test=%s" % www))
+            .replace("@SITE@", "a.test=%s" % www).replace("@USERS@", str(users)))
 
 
 def write_conf(tmp_path, text, name="pith.conf"):
@@ -126,7 +131,7 @@ def test_every_option_of_help_has_a_row():
 @pytest.mark.parametrize("name", sorted(OPTIONS))
 def test_every_option_is_accepted_in_the_file(name, www, tmp_path):
     if PITH_TINY and name in FULL_ONLY:
-        pytest.skip("pith-tiny: full build only: TLS and precompressed variants")
+        pytest.skip("pith-tiny: full build only: TLS, precompressed variants, basic auth")
     good, bad = OPTIONS[name]
     lines = ["%s %s" % (name, good) if good is not None else name] + NEEDS.get(name, [])
     if name != "root":

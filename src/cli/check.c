@@ -58,6 +58,14 @@ static void site_lines(const struct site_conf *site, const char *in)
     printf("\n");
 }
 
+/* Basic auth: each protected prefix with its password file and realm. */
+static void auth_lines(const struct settings *set, const struct site_conf *site, const char *in)
+{
+    for (unsigned i = site->auth_first; i < site->auth_first + site->nauth; i++)
+        printf("%sauth        %s behind the users of %s (realm \"%s\")\n", in, set->auth[i].prefix,
+               set->auth[i].file, set->auth[i].realm);
+}
+
 /* Sites (issue 22): each with its names, root and settings; the first
  * answers every host no name matches. */
 static void sites_lines(const struct server *s)
@@ -86,6 +94,7 @@ static void sites_lines(const struct server *s)
                    "the host)\n",
                    site->tls_first + 1, site->tls_first + site->ntls, set->ntls);
         site_lines(site, "    ");
+        auth_lines(set, site, "    ");
     }
 }
 
@@ -106,9 +115,10 @@ void check_print(const struct config *cfg, const struct server *s, const char *l
                set->max_conns_per_client);
     printf("  cache       %u MiB for files up to %u bytes, %u open files per worker\n",
            set->cache_size_mib, set->cache_max_file, set->cache_entries);
-    if (set->nsites == 1 && !set->sites[0].named)
+    if (set->nsites == 1 && !set->sites[0].named) {
         site_lines(&set->sites[0], "  ");
-    else
+        auth_lines(set, &set->sites[0], "  ");
+    } else
         sites_lines(s);
     printf("  timeouts    header %u s, keep-alive %u s, send %u s, grace %u s\n",
            set->timeout_header, set->timeout_keepalive, set->timeout_send, set->grace);

@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "core/glob.h"
 #include "core/netaddr.h"
+#include "core/target.h"
 #include "server/filecache.h"
 #include "server/server.h"
 #include "server/tls.h"
@@ -74,6 +75,9 @@ static const struct option options[] = {
     {"config", 0, true, K_CONFIG, SCOPE_CMDLINE},
     {"default", 0, false, K_DEFAULT, SCOPE_BLOCK},
     {"max-conns-per-client", 0, true, K_MAX_CONNS_PER_CLIENT, SCOPE_SITE},
+#ifndef PITH_TINY /* refused by name in pith-tiny (tiny_refused) */
+    {"auth", 0, true, K_AUTH, SCOPE_SITE},
+#endif
 };
 
 /* ---- pith-tiny (the freestanding build): flags that need a library -------------
@@ -95,6 +99,7 @@ static const struct {
     {"redirect-http", "TLS needs OpenSSL"},
     {"precompressed",
      "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
+    {"auth", "basic auth needs libxcrypt"},
 };
 
 static const char *tiny_refuses(struct span name)
@@ -410,6 +415,10 @@ static enum config_verdict check_tls(struct parser *ps)
     return CONFIG_RUN;
 }
 
+#ifndef PITH_TINY
+static enum config_verdict add_auth(struct parser *ps, const char *v);
+#endif
+
 /* An option of a site's own (issue 22), into ps->cur: the top level, whose
  * values every site starts from. */
 static enum config_verdict apply_site_option(struct parser *ps, const struct option *o,
@@ -422,6 +431,9 @@ static enum config_verdict apply_site_option(struct parser *ps, const struct opt
     case K_MAX_CONNS_PER_CLIENT:
         ok = number(ps, o->name, v, 0, CONFIG_MAX_CONNS_MAX, &c->max_conns_per_client);
         break;
+#ifndef PITH_TINY
+    case K_AUTH: return add_auth(ps, v);
+#endif
     case K_ROOT:
         if (c == &ps->cfg->top ? ps->cfg->have_root : c->own_root)
             return config_fail(ps, "ROOT given twice ('", v, "')");
@@ -451,6 +463,76 @@ static enum config_verdict apply_site_option(struct parser *ps, const struct opt
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
 }
+
+/* ---- basic auth (issue 22) ------------------------------------------------------ */
+
+#ifndef PITH_TINY
+/* A NUL-terminated copy of s that lives as long as the process. */
+static const char *keep(struct span s)
+{
+    static char pool[32768];
+    static size_t used;
+    if (used + s.n + 1 > sizeof pool)
+        return NULL;
+    char *p = pool + used;
+    mem_copy(p, s.p, s.n);
+    p[s.n] = '\0';
+    used += s.n + 1;
+    return p;
+}
+
+static bool realm_ok(struct span r)
+{
+    if (r.n == 0 || r.n > 64)
+        return false;
+    for (size_t i = 0; i < r.n; i++)
+        if (r.p[i] < 0x20 || r.p[i] > 0x7e || r.p[i] == '"' || r.p[i] == '\\')
+            return false;
+    return true;
+}
+
+/* "PREFIX FILE [REALM]" (or "PREFIX=FILE"): a path prefix a request's
+ * normalized path is compared with, the password file, and the realm the
+ * 401 names (default "pith"). */
+static enum config_verdict add_auth(struct parser *ps, const char *v)
+{
+    struct config_site *c = ps->cur;
+    struct span all = span_make(v, cstr_len(v));
+    size_t cut = 0;
+    while (cut < all.n && all.p[cut] != ' ' && all.p[cut] != '\t' && all.p[cut] != '=')
+        cut++;
+    struct span prefix = span_make(v, cut);
+    struct span rest =
+        span_trim_ows(span_make(v + cut + (cut < all.n), all.n - cut - (cut < all.n)));
+    size_t fe = 0;
+    while (fe < rest.n && rest.p[fe] != ' ' && rest.p[fe] != '\t')
+        fe++;
+    struct span file = span_make(rest.p, fe),
+                realm = span_trim_ows(span_make(rest.p + fe, rest.n - fe));
+    char norm[SITE_PATH_MAX];
+    unsigned flags;
+    long n = prefix.n ? target_normalize(prefix, norm, sizeof norm, &flags) : -400;
+    if (n == -403)
+        return config_fail(ps, "--auth: '", v, "': the prefix names a dotfile");
+    if (n < 0 || !file.n)
+        return config_fail(ps, "--auth: '", v,
+                           "' is not PREFIX FILE [REALM] (e.g. '/private/ /etc/pith/users')");
+    if (realm.n && !realm_ok(realm))
+        return config_fail(ps, "--auth: '", v,
+                           "': a realm is 1 to 64 visible ASCII characters, without '\"' and '\\'");
+    if (c->nauth == CONFIG_AUTH_MAX)
+        return config_fail(ps, "--auth: more than 8 prefixes in one site", "", "");
+    struct config_auth *a = &c->auth[c->nauth];
+    a->prefix = keep(prefix);
+    a->file = keep(file);
+    a->realm = realm.n ? keep(realm) : "pith";
+    a->where = keep(ps->where ? span_make(ps->where, cstr_len(ps->where)) : SPAN_LIT("--auth"));
+    if (!a->prefix || !a->file || !a->realm || !a->where)
+        return config_fail(ps, "--auth: too many rules in all", "", "");
+    c->nauth++;
+    return CONFIG_RUN;
+}
+#endif
 
 /* --site NAMES=ROOT: kept as given; the site is made once the top level is
  * complete (make_sites), since it starts from the top level's options. */
@@ -916,6 +998,30 @@ static void site_settings(const struct config_site *c, bool named, struct site_c
     out->cache_control[b.len] = '\0';
 }
 
+/* Each site's basic-auth rules (its own, or the top level's it copied),
+ * with their prefixes normalized as a request's path is. */
+static void auth_settings(const struct config *cfg, struct settings *out)
+{
+    for (unsigned k = 0; k < cfg->nserve; k++) {
+        const struct config_site *site = cfg->serve[k];
+        out->sites[k].auth_first = out->nauth;
+        for (unsigned i = 0; i < site->nauth && out->nauth < SETTINGS_AUTH_MAX; i++) {
+            const struct config_auth *a = &site->auth[i];
+            struct auth_rule *r = &out->auth[out->nauth++];
+            unsigned flags;
+            long n = target_normalize(span_make(a->prefix, cstr_len(a->prefix)), r->path,
+                                      sizeof r->path - 1, &flags);
+            r->path_len = n > 0 ? (size_t)n : 0;
+            r->path[r->path_len] = '\0';
+            r->prefix = a->prefix;
+            r->file = a->file;
+            r->realm = a->realm;
+            r->origin = a->where;
+        }
+        out->sites[k].nauth = out->nauth - out->sites[k].auth_first;
+    }
+}
+
 void settings_from_config(const struct config *cfg, struct settings *out)
 {
     mem_zero(out, sizeof *out);
@@ -942,6 +1048,7 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     for (unsigned i = 0; i < cfg->nserve; i++)
         site_settings(cfg->serve[i], cfg->serve[i] != &cfg->top, &out->sites[i]);
     out->hosts = cfg->hosts;
+    auth_settings(cfg, out);
     out->max_conns_per_client = cfg->top.max_conns_per_client;
     for (unsigned i = 0; i < out->nsites; i++)
         out->clients_counted = out->clients_counted || out->sites[i].max_conns_per_client;

@@ -20,6 +20,7 @@
 #define CONFIG_TRUSTED_MAX    32
 #define CONFIG_TLS_PAIRS_MAX  8 /* the top level's */
 #define CONFIG_SITE_PAIRS_MAX 4 /* a site block's own */
+#define CONFIG_AUTH_MAX       8 /* basic-auth rules of one site (or the top level) */
 #define CONFIG_SITES_MAX      64
 
 enum config_io {
@@ -44,6 +45,11 @@ struct config_site {
     /* precompressed variants (issue 11) */
     const char *precompressed;     /* NULL: beside each file; "off"; else the mirror tree */
     unsigned max_conns_per_client; /* 0: no limit (issue 22) */
+    /* basic auth (issue 22): PREFIX FILE [REALM], checked when given */
+    struct config_auth {
+        const char *prefix, *file, *realm, *where;
+    } auth[CONFIG_AUTH_MAX];
+    unsigned nauth;
     /* site features (issue 22's file: a block's own options, applied once the
      * top level is complete) */
     struct site site;

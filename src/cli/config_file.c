@@ -16,7 +16,8 @@
 
 #include "core/bytes.h"
 
-#define PROBLEMS_MAX 32 /* lines of the reason; more are counted, not shown */
+#define PROBLEMS_MAX   32  /* lines of the reason; more are counted, not shown */
+#define PATH_MAX_WHERE 320 /* "FILE:LINE" of an option, for its messages */
 
 struct file_state {
     struct parser *ps;
@@ -100,6 +101,23 @@ static bool apply(struct parser *ps, const struct option *o, const char *v)
     return config_apply(ps, o, v) == CONFIG_RUN;
 }
 
+/* apply(), with ps->where saying the option's file and line (an auth rule
+ * keeps it for its messages). */
+static bool apply_at(struct parser *ps, const struct option *o, const char *v, const char *file,
+                     unsigned line)
+{
+    char where[PATH_MAX_WHERE];
+    struct buf b = buf_make(where, sizeof where - 1);
+    buf_put_cstr(&b, file);
+    buf_put_char(&b, ':');
+    buf_put_u64(&b, line);
+    where[b.full ? 0 : b.len] = '\0';
+    ps->where = where;
+    bool ok = apply(ps, o, v);
+    ps->where = NULL;
+    return ok;
+}
+
 /* A block opens: its names, file and line; its options come next. */
 static void site_begin(struct file_state *st, const char *file, const struct conf_item *it)
 {
@@ -166,7 +184,7 @@ static void option(struct file_state *st, const char *file, const struct conf_it
     else if (ps->given[o->kind])
         bad = false; /* the command line's value stands */
     else
-        bad = !apply(ps, o, v);
+        bad = !apply_at(ps, o, v, file, it->line);
     end(ps, at, bad);
 }
 
@@ -218,9 +236,11 @@ void config_file_site(struct parser *ps, struct config_site *site)
                 site->site.nheaders = 0, site->site.header_bytes = 0;
             else if (o->kind == K_ERROR_PAGE)
                 site->site.npages = 0;
+            else if (o->kind == K_AUTH)
+                site->nauth = 0;
         }
         size_t at = begin(ps, co->file, co->line);
-        end(ps, at, !apply(ps, o, co->value));
+        end(ps, at, !apply_at(ps, o, co->value, co->file, co->line));
     }
     ps->cur = &ps->cfg->top;
     if (!site->own_root)

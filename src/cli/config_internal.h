@@ -66,6 +66,7 @@ enum kind {
     K_CONFIG,
     K_DEFAULT,
     K_MAX_CONNS_PER_CLIENT,
+    K_AUTH,
     K_COUNT,
 };
 
@@ -91,6 +92,7 @@ struct parser {
     struct buf reason;       /* problems, one line each ("\n" between them) */
     unsigned problems;
     bool given[K_COUNT]; /* on the command line: the file's top-level lines of it are skipped */
+    const char *where;   /* the option being applied: "FILE:LINE" of a file's, else NULL */
 };
 
 /* Appends a, b and c (each cut to a bound) to the reason; CONFIG_USAGE. */

@@ -17,6 +17,7 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "server/auth.h"
 #include "server/clients.h"
 #include "server/filecache.h"
 #include "server/lockdown.h"
@@ -333,9 +334,11 @@ static int prepare_status(const struct config *cfg, struct server *s)
     s->stats = stats_create(sys_now_real());
     if (!s->stats)
         return fail("cannot map the shared counters", "", -ENOMEM);
-    /* --max-conns-per-client (issue 22): the counts every worker shares. */
-    if (s->set.clients_counted &&
-        !(s->clients = clients_create(s->set.workers, s->set.max_conns, 0)))
+    /* --max-conns-per-client and basic auth's failures (issue 22): the
+     * counts every worker shares. */
+    if ((s->set.clients_counted || s->set.nauth) &&
+        !(s->clients =
+              clients_create(s->set.workers, s->set.max_conns, s->set.nauth ? AUTH_TRACKED : 0)))
         return fail("cannot map the per-client counts", "", -ENOMEM);
     if (!cfg->status) {
         if (s->status_fd >= 0) /* inherited, but no longer asked for */
@@ -430,6 +433,22 @@ static void print_start_line(const struct config *cfg, const struct server *s)
     if (s->status_fd >= 0)
         fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
+}
+
+/* Basic auth over plain HTTP (issue 22): the password travels in clear,
+ * base64 being no encryption. Said at start, for each site, whatever -q. */
+static void warn_plain_auth(const struct server *s)
+{
+    if (!AUTH_BUILT || s->listen_fds[0] < 0 || s->set.redirect_http || s->unix_path[0])
+        return;
+    for (unsigned i = 0; i < s->set.nsites; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        if (site->nauth)
+            fprintf(stderr,
+                    "pith: warning: site %s asks for passwords (%s) over plain HTTP on %s: they "
+                    "travel in clear; serve it over HTTPS (--tls-only, or --redirect-http)\n",
+                    site->label, s->set.auth[site->auth_first].prefix, s->url);
+    }
 }
 
 /* HTTPS: the certificates and keys are read here, by the master, before
@@ -569,6 +588,8 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
         r = check_files(&s->set, s);
     if (!r)
         r = prepare_tls(s); /* the same loading as a start: each pair must work */
+    if (!r)
+        r = auth_load(s); /* every line of every password file */
     if (r) {
         fprintf(stderr, "pith: --check: the configuration is not valid\n");
         return 2;
@@ -626,8 +647,11 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
         r = check_files(&s->set, s);
     if (!r)
         r = prepare_tls(s);
+    if (!r)
+        r = auth_load(s); /* before forking: the workers may not read the files */
     if (r)
         return r;
+    warn_plain_auth(s);
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
     print_start_line(cfg, s);

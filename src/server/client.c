@@ -147,3 +147,15 @@ void client_uncount(struct worker *w, struct conn *c)
         clients_close(w->srv->clients, w->index, c->client_key);
     c->client_counted = false;
 }
+
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x)
+{
+    struct net_addr a;
+    if (!w->srv->clients)
+        return 0;
+    if (c->client_counted)
+        return c->client_key;
+    if (x->client_set)
+        return clients_key(w->srv->clients, &x->client);
+    return client_addr_from(&c->peer, &a) ? clients_key(w->srv->clients, &a) : 0;
+}

@@ -46,6 +46,10 @@ void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
 void client_count(struct worker *w, struct conn *c);
 void client_uncount(struct worker *w, struct conn *c);
 
+/* The key of the client of x on c in the per-client counts (clients.h), or
+ * 0 when none are kept or it has no address (a Unix socket's). */
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x);
+
 /* An IPv4 or IPv6 socket address in the 16-byte form; false for others. */
 bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out);
 /* The 16-byte form as an AF_INET6 socket address (v4-mapped for IPv4,

@@ -370,7 +370,7 @@ static void process_input(struct worker *w, struct conn *c)
         } else {
             c->head_len = (uint32_t)r;
             client_real_ip(w, c, c->x, &w->req);
-            c->x->client_key = c->client_counted ? c->client_key : 0;
+            c->x->client_key = client_key_of(w, c, c->x); /* limits, auth's failures */
             if (c->client_limited)
                 reply_client_limit(w, c->x); /* over --max-conns-per-client */
             else

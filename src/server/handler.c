@@ -14,6 +14,7 @@
 #include "core/response.h"
 #include "core/site.h"
 #include "core/target.h"
+#include "server/auth.h"
 #include "server/clients.h"
 #include "server/dirlist.h"
 #include "server/exchange.h"
@@ -343,7 +344,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     unsigned flags = 0;
-    long n = target_normalize(t.path, w->path, sizeof w->path - 1, &flags);
+    long n = target_normalize_all(t.path, w->path, sizeof w->path - 1, &flags);
     if (n < 0) {
         /* A decoded path longer than PATH_MAX names no file: 404, not 414
          * (the request line itself was within its limit). */
@@ -351,6 +352,14 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     w->path[n] = '\0';
+    /* Basic auth before anything about the path is told: the dotfile
+     * rule's 403, the file's existence (issue 22). */
+    if (!auth_allow(w, x, req, w->path))
+        return;
+    if (flags & TARGET_HIDDEN) {
+        reply_error(w, x, 403);
+        return;
+    }
     if (req->method_id == HTTP_METHOD_OPTIONS) {
         options_response(w, x);
         return;

@@ -26,6 +26,7 @@
 struct stats_shared;
 struct tls_server;
 struct clients;
+struct auth_server;
 
 #define SERVER_NAME            "pith/" PITH_VERSION
 #define SETTINGS_WORKERS_MAX   64
@@ -33,6 +34,18 @@ struct clients;
 #define SETTINGS_TRUSTED_MAX   32
 #define SETTINGS_TLS_PAIRS_MAX 64 /* all sites' together */
 #define SETTINGS_SITES_MAX     64
+#define SETTINGS_AUTH_MAX      128 /* basic-auth rules of all sites together */
+
+/* Basic auth (issue 22, src/server/auth.c): a path prefix behind a password
+ * file. */
+struct auth_rule {
+    const char *prefix;       /* as given ("/private/") */
+    char path[SITE_PATH_MAX]; /* normalized like a request's, relative ("private"; "" for /) */
+    size_t path_len;
+    const char *file;   /* the password file (user:hash lines) */
+    const char *realm;  /* visible ASCII but '"' and '\' */
+    const char *origin; /* where the rule was given, for messages */
+};
 
 /* One site (issue 22): a root and everything that is decided per root. A
  * server without --site or site blocks has one, the default site, made of
@@ -58,6 +71,7 @@ struct site_conf {
      * the top level's, else all of them): SNI picks among them (tls_ctx.c) */
     unsigned tls_first, ntls;
     unsigned max_conns_per_client; /* its requests get a 503 past it; 0: none (issue 22) */
+    unsigned auth_first, nauth;    /* its basic-auth rules in settings.auth[] */
 };
 
 struct settings {
@@ -106,6 +120,8 @@ struct settings {
     struct site_conf sites[SETTINGS_SITES_MAX]; /* [0] is the default site */
     unsigned nsites;                            /* at least 1 */
     struct vhost_table hosts;                   /* site names -> index in sites[] (sorted) */
+    struct auth_rule auth[SETTINGS_AUTH_MAX];   /* every site's, in site order */
+    unsigned nauth;
 };
 
 /* A site at run time: its root (and mirror tree) opened once at start, and
@@ -139,7 +155,8 @@ struct server {
     int status_fd;
     char status_url[128];
     struct stats_shared *stats;
-    struct clients *clients; /* the per-client counts (clients.h); NULL: none kept */
+    struct clients *clients;  /* the per-client counts (clients.h); NULL: none kept */
+    struct auth_server *auth; /* the password files, read at start (auth.c); NULL: none */
     /* production: systemd, Unix sockets, upgrades (issue 13, opssys) */
     bool listen_shared;      /* listen_fds name a few sockets that workers share
                               * (inherited, or a Unix socket): never reopened */

@@ -183,6 +183,13 @@ void status_metrics(const struct server *srv, struct buf *b)
     metric_head(b, "pith_client_limit_total", "counter",
                 "Connections answered 503 for a client over --max-conns-per-client.");
     metric(b, "pith_client_limit_total", NULL, SUM(srv, client_limited));
+    if (srv->set.nauth) {
+        metric_head(b, "pith_auth_total", "counter",
+                    "Requests under a password, by what basic auth decided.");
+        for (unsigned e = 0; e < STATS_AUTH_RESULTS; e++)
+            metric1(b, "pith_auth_total", "result", stats_auth_name((enum stats_auth)e),
+                    SUM(srv, auth[e]));
+    }
     metric_head(b, "pith_workers_up", "gauge", "Worker processes accepting connections.");
     metric(b, "pith_workers_up", NULL, SUM(srv, up));
     metric_head(b, "pith_worker_restarts_total", "counter", "Workers the master replaced.");
