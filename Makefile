@@ -339,18 +339,27 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The configuration (issue 22): SYSCONFDIR/pith/pith.conf, which the unit
+# names; an existing one is never replaced (Debian's package sets /etc and
+# dpkg keeps it as a conffile).
+SYSCONFDIR ?= $(PREFIX)/etc
 .PHONY: install uninstall deb package-check
 install: pith
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/pith/sites-enabled
 	install -m 0755 pith $(DESTDIR)$(BINDIR)/pith
 	install -m 0644 docs/pith.1 $(DESTDIR)$(MANDIR)/man1/pith.1
-	sed 's|/usr/bin/pith|$(BINDIR)/pith|g' dist/systemd/pith.service \
-	    > $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
+	sed -e 's|/usr/bin/pith|$(BINDIR)/pith|g' -e 's|/etc/pith/|$(SYSCONFDIR)/pith/|g' \
+	    dist/systemd/pith.service > $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
 	install -m 0644 dist/systemd/pith.socket $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+	test -e $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf || \
+	    install -m 0644 dist/pith.conf $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pith $(DESTDIR)$(MANDIR)/man1/pith.1 \
 	    $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/pith/sites-enabled 2>/dev/null
+	@echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf is kept (your configuration)"
 
 # The Debian package, built from a copy of the tree under build/deb/ (the
 # package build cleans its tree): build/deb/pith_<version>_<arch>.deb.
