@@ -9,7 +9,9 @@
  * follows is unknown); bytes that are no header at all get a 400, since an
  * HTTP client that reached the port directly should be told. A header split
  * across reads waits for the rest under the header timeout, which started
- * at the accept and which the header does not extend.
+ * at the accept and which the header does not extend. On the TLS port the
+ * header comes in clear before the ClientHello: the TLS transport reads it
+ * from its ciphertext buffer with the same function, before the handshake.
  */
 #include "server/client.h"
 
@@ -19,7 +21,6 @@
 #include "server/clients.h"
 #include "server/conn.h"
 #include "server/exchange.h"
-#include "server/pool.h"
 #include "server/stats.h"
 #include "server/worker.h"
 
@@ -61,11 +62,11 @@ static enum client_step reject(struct worker *w, struct conn *c, enum stats_clie
     return CLIENT_CLOSED;
 }
 
-enum client_step client_proxy_header(struct worker *w, struct conn *c)
+enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in, uint32_t *len,
+                                     uint32_t cap)
 {
-    const char *in = c->slot;
     if (!peer_trusted(w, c)) {
-        if (!proxy_looks_like_header(in, c->in_len)) {
+        if (!proxy_looks_like_header(in, *len)) {
             stats_add(&w->stats->client[STATS_PROXY_MISSING], 1);
             c->proxy_pending = false;
             return CLIENT_MISSING;
@@ -73,9 +74,9 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c)
         return reject(w, c, STATS_PROXY_UNTRUSTED);
     }
     struct proxy_header h;
-    long r = proxy_parse(in, c->in_len, &h);
+    long r = proxy_parse(in, *len, &h);
     if (r == PROXY_AGAIN)
-        return c->in_len < POOL_IN_SIZE ? CLIENT_WAIT : reject(w, c, STATS_PROXY_MALFORMED);
+        return *len < cap ? CLIENT_WAIT : reject(w, c, STATS_PROXY_MALFORMED);
     if (r == PROXY_MISSING) {
         stats_add(&w->stats->client[STATS_PROXY_MISSING], 1);
         c->proxy_pending = false;
@@ -88,10 +89,10 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c)
         client_addr_to(&h.src, h.sport, &c->peer);
     client_count(w, c); /* the header's client (or, LOCAL, the balancer's own) */
     stats_add(&w->stats->client[h.has_addr ? STATS_PROXY_ACCEPTED : STATS_PROXY_LOCAL], 1);
-    uint32_t rest = c->in_len - (uint32_t)r;
+    uint32_t rest = *len - (uint32_t)r;
     if (rest)
-        mem_move(c->slot, c->slot + r, rest);
-    c->in_len = rest;
+        mem_move(in, in + r, rest);
+    *len = rest;
     return CLIENT_READY;
 }
 

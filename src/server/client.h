@@ -13,6 +13,7 @@
 #include "core/netaddr.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 struct worker;
@@ -26,10 +27,12 @@ enum client_step {
     CLIENT_MISSING, /* no header where one is required: answer 400 and close */
 };
 
-/* With c->proxy_pending: reads the PROXY header at the start of c's input,
- * removes it (moving what follows to the front) and puts its source address
- * in c->peer. */
-enum client_step client_proxy_header(struct worker *w, struct conn *c);
+/* With c->proxy_pending: reads the PROXY header at the start of in[0..*len)
+ * (a buffer of cap bytes: c's input, or on the TLS port the ciphertext
+ * before the ClientHello), removes it (moving what follows to the front,
+ * *len shrinks) and puts its source address in c->peer. */
+enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in, uint32_t *len,
+                                     uint32_t cap);
 
 /* After req's head was parsed on c: the real-IP header's client, when the
  * peer is trusted and the header names one, into x->client; c then counts

@@ -149,6 +149,7 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->client_counted = c->client_limited = false;
     if (!c->proxy_pending)
         client_count(w, c); /* --max-conns-per-client */
+    c->proxy_missing = false;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -342,9 +343,12 @@ static void start_response(struct worker *w, struct conn *c)
 static void process_input(struct worker *w, struct conn *c)
 {
     do {
-        bool missing = false; /* no PROXY header where one is required: a 400 */
+        /* No PROXY header where one is required: a 400 (on the TLS port,
+         * the transport found none before the handshake). */
+        bool missing = c->proxy_missing;
+        c->proxy_missing = false;
         if (unlikely(c->proxy_pending)) {
-            enum client_step step = client_proxy_header(w, c);
+            enum client_step step = client_proxy_header(w, c, c->slot, &c->in_len, POOL_IN_SIZE);
             missing = step == CLIENT_MISSING;
             if (step == CLIENT_CLOSED)
                 return;
@@ -449,6 +453,12 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 {
     if (c->state != CONN_WRITE)
         return;
+    if (n == -EAGAIN || n == -EINTR) {
+        /* Try again, never an error (transport.h): nothing went out, the
+         * same bytes go when the socket has room. */
+        w->loop->want_write(w, c);
+        return;
+    }
     if (n < 0) {
         conn_close(w, c, CLOSE_ERROR);
         return;

@@ -78,6 +78,11 @@ static const struct lockdown_syscall epoll_table[] = {
  * loop_uring.c); only sendfile and the wait itself are system calls. */
 static const struct lockdown_syscall uring_table[] = {
     ALLOW(io_uring_enter, "submitting and reaping the ring's operations"),
+    ALLOW(epoll_ctl, "a socket whose peer ended its stream waits for room in the room set"),
+#ifdef __NR_epoll_wait
+    ALLOW(epoll_wait, "the room set's ready sockets (libc may use it for epoll_wait)"),
+#endif
+    ALLOW(epoll_pwait, "the room set's ready sockets, once the ring says it has some"),
     ALLOW(sendto, "HTTPS: the plain-text 400 to plain HTTP on the TLS port, sent at once"),
     ALLOW(sendmsg, "HTTPS with kernel TLS: OpenSSL's own records (tickets, alerts) with a cmsg"),
 };

@@ -13,6 +13,20 @@
  * backend later calls the transport's sent() (io_uring: the completion) or
  * writable() (room again), or it fails (-errno).
  *
+ * What a backend promises (docs/DESIGN.md §1, "The seam"), the same on both:
+ * - received(0) only for the peer's real end of stream; "no room" (recv_room
+ *   says 0) is no receive and no report until want_read() comes again;
+ *   never a receive of 0 bytes.
+ * - writable() only when the socket can take bytes (or has failed, which
+ *   the next send reports); a peer's FIN alone (RDHUP) is not room.
+ * - -EAGAIN from any completion is "try again": a send is repeated once
+ *   there is room, never reported as an error.
+ * - A peer's FIN while answers are owed is held back until the connection
+ *   reads again, after what was received before it.
+ * - Bounded: what a connection holds in the backend is bounded (io_uring:
+ *   HELD_MAX ring buffers, none from the reserve), and waiting for room or
+ *   bytes costs no CPU.
+ *
  * Closing is deferred the same way on both backends: close() ends the
  * socket and cancels what is in flight; the worker frees the connection
  * after the current loop iteration, once busy() says no operation still

@@ -144,7 +144,14 @@ static void readable(struct worker *w, struct conn *c)
     }
     size_t room;
     char *p = c->tp->recv_room(w, c, &room);
-    c->tp->received(w, c, room ? sys_recv(c->fd, p, room) : -EAGAIN);
+    if (room == 0) {
+        /* No room: not a read of nothing. The socket leaves the set until
+         * the transport, having taken what it holds, asks again
+         * (want_read); level-triggered, it would wake us at once. */
+        watch(w, c, 0);
+        return;
+    }
+    c->tp->received(w, c, sys_recv(c->fd, p, room));
 }
 
 static void dispatch(struct worker *w, struct conn *c, uint32_t events)

@@ -25,6 +25,14 @@
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
  *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
  *   the socket is full a POLL_ADD waits for room.
+ * - Room after the peer's FIN: io_uring reports RDHUP to every poll of a
+ *   socket whatever it asked for (the kernel's IO_POLL_UNMASK), its own
+ *   internal polls included, so once the peer has ended its stream a
+ *   POLL_ADD(POLLOUT) completes at once without room, and a SENDMSG that
+ *   meets a full socket comes back -EAGAIN. Such a connection waits for
+ *   room in an epoll set of the worker's instead (EPOLLOUT only, one-shot),
+ *   which the ring polls; the SENDMSG is submitted again once there is
+ *   room. Waiting costs nothing, as on the epoll loop.
  * - Close: a connection with an operation in flight is cancelled and freed
  *   only when its last completion arrives: a send still reads its memory.
  * - Signals: a read of the signalfd, re-armed after each.
@@ -40,6 +48,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,17 +74,23 @@ enum kind {
     K_RECV,
     K_SEND,
     K_POLL,
+    K_ROOMSET, /* the epoll set of connections waiting for room after the peer's FIN */
 };
 
 /* In-flight operations of a connection, kept in c->events. */
 #define IN_RECV 1u
 #define IN_SEND 2u
 #define IN_POLL 4u
+#define IN_ROOM 8u /* waiting in the room set (its memory: a SENDMSG to submit again) */
 
 /* Per connection: a sendmsg's header (it must live until the completion)
  * and received bytes not yet taken by the connection. */
 struct uconn {
     struct msghdr msg;
+    int msg_flags;    /* the SENDMSG's flags, for a submission again */
+    bool resend;      /* the SENDMSG came back -EAGAIN: submitted again when there is room */
+    bool peer_ended;  /* the peer's FIN was seen: room is waited for in the room set */
+    bool in_room_set; /* the socket is in the room set (added once, re-armed one-shot) */
     /* Held ring buffers, oldest first, linked through uring.held_next. A
      * burst pulled in before the switch to single-shot receives can be
      * large (the multishot keeps reading within one io_uring_enter); at
@@ -103,6 +118,9 @@ struct uring {
     uint16_t held_next[BUF_COUNT]; /* the next held buffer after each buffer id */
     uint16_t held_len[BUF_COUNT];  /* bytes in each held buffer */
     struct signalfd_siginfo sig;
+    int room_fd;           /* the room set: an epoll instance (see the top of this file) */
+    uint32_t room_wait;    /* connections waiting in it */
+    bool room_armed;       /* a POLL_ADD on room_fd is in flight */
     bool accepting[2];     /* a multishot accept is armed: [0] plain, [1] TLS listener */
     uint32_t accept_gen;   /* tells the armed accept's completions from older ones */
     uint32_t accepts_live; /* accepts armed whose final completion has not come */
@@ -226,6 +244,9 @@ static int ur_init(struct worker *w)
     u->starved = sys_map((size_t)w->nconns * sizeof *u->starved);
     if (!u->uc || !u->ready || !u->starved)
         return -ENOMEM;
+    u->room_fd = sys_epoll_create();
+    if (u->room_fd < 0)
+        return u->room_fd;
     bool restricted = w->set->sandbox;
     int r = setup_ring(&u->ring, restricted);
     if (r < 0)
@@ -292,6 +313,7 @@ static int ur_conn_start(struct worker *w, struct conn *c)
     uc->held_off = 0;
     uc->end = false;
     uc->single = false;
+    uc->resend = uc->peer_ended = uc->in_room_set = false;
     return 0;
 }
 
@@ -322,16 +344,21 @@ static void unstarve(struct worker *w, struct conn *c)
 
 static void arm_recv(struct worker *w, struct conn *c)
 {
+    size_t room = BUF_SIZE;
+    if (uconn(w, c)->single && c->state == CONN_READ && c->slot) {
+        /* A pipelining client: receive only what the transport has room
+         * for, when it has room, so TCP flow control holds the rest back.
+         * No room is no receive (a receive of 0 bytes would complete as
+         * if the peer had ended its stream): the transport asks again
+         * (want_read) once it has taken what it holds. */
+        size_t in_room;
+        c->tp->recv_room(w, c, &in_room);
+        room = in_room < room ? in_room : room;
+        if (room == 0)
+            return;
+    }
     struct io_uring_sqe *sqe = sqe_get(state(w));
     if (uconn(w, c)->single) {
-        /* A pipelining client: receive only what the slot has room for,
-         * when it has room, so TCP flow control holds the rest back. */
-        size_t room = BUF_SIZE;
-        if (c->state == CONN_READ && c->slot) {
-            size_t in_room;
-            c->tp->recv_room(w, c, &in_room);
-            room = in_room < room ? in_room : room;
-        }
         io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
     } else {
         /* len 0: each completion takes one whole ring buffer */
@@ -366,14 +393,65 @@ static void ur_want_read(struct worker *w, struct conn *c)
     arm_recv(w, c);
 }
 
-static void ur_want_write(struct worker *w, struct conn *c)
+/* The room set's own poll, armed while a connection waits in it. */
+static void arm_room_set(struct uring *u)
 {
-    if (c->events & IN_POLL)
+    if (u->room_armed || u->room_wait == 0)
         return;
+    struct io_uring_sqe *sqe = sqe_get(u);
+    io_uring_prep_poll_add(sqe, u->room_fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, K_ROOMSET);
+    u->room_armed = true;
+}
+
+/* After the peer's FIN: room through the room set (see the top). */
+static void wait_in_room_set(struct worker *w, struct conn *c)
+{
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    if (c->events & IN_ROOM)
+        return;
+    int op = uc->in_room_set ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int r = sys_epoll_ctl(u->room_fd, op, c->fd, EPOLLOUT | EPOLLONESHOT, (uint64_t)(c - w->conns));
+    if (r < 0) {
+        conn_close(w, c, CLOSE_ERROR);
+        return;
+    }
+    uc->in_room_set = true;
+    c->events |= IN_ROOM;
+    u->room_wait++;
+    arm_room_set(u);
+}
+
+/* Waits until the socket can take bytes: writable() then (or, after a
+ * SENDMSG that came back -EAGAIN, that SENDMSG again). */
+static void wait_room(struct worker *w, struct conn *c)
+{
+    if (c->events & (IN_POLL | IN_ROOM))
+        return;
+    if (uconn(w, c)->peer_ended) {
+        wait_in_room_set(w, c);
+        return;
+    }
     struct io_uring_sqe *sqe = sqe_get(state(w));
     io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_POLL));
     c->events |= IN_POLL;
+}
+
+static void ur_want_write(struct worker *w, struct conn *c)
+{
+    wait_room(w, c);
+}
+
+static void submit_send(struct worker *w, struct conn *c)
+{
+    struct uconn *uc = uconn(w, c);
+    struct io_uring_sqe *sqe = sqe_get(state(w));
+    io_uring_prep_sendmsg(sqe, c->fd, &uc->msg, (unsigned)uc->msg_flags);
+    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
+    c->events |= IN_SEND;
+    uc->resend = false;
 }
 
 static ssize_t ur_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
@@ -381,14 +459,12 @@ static ssize_t ur_send(struct worker *w, struct conn *c, const struct iovec *iov
 {
     struct uring *u = state(w);
     PITH_ASSERT(!(c->events & IN_SEND));
-    struct msghdr *m = &u->uc[c - w->conns].msg;
-    memset(m, 0, sizeof *m);
-    m->msg_iov = (struct iovec *)iov; /* the connection keeps it until the completion */
-    m->msg_iovlen = n;
-    struct io_uring_sqe *sqe = sqe_get(u);
-    io_uring_prep_sendmsg(sqe, c->fd, m, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
-    c->events |= IN_SEND;
+    struct uconn *uc = &u->uc[c - w->conns];
+    memset(&uc->msg, 0, sizeof uc->msg);
+    uc->msg.msg_iov = (struct iovec *)iov; /* the connection keeps it until sent() */
+    uc->msg.msg_iovlen = n;
+    uc->msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+    submit_send(w, c);
     return -EAGAIN; /* sent() with the result */
 }
 
@@ -398,7 +474,7 @@ static ssize_t ur_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *o
 {
     ssize_t r = sys_sendfile(c->fd, fd, off, n);
     if (r == -EAGAIN)
-        ur_want_write(w, c);
+        wait_room(w, c);
     return r;
 }
 
@@ -427,6 +503,17 @@ static void drop_held(struct uring *u, struct uconn *uc)
 
 static void ur_close(struct worker *w, struct conn *c)
 {
+    struct uring *u = state(w);
+    struct uconn *uc = uconn(w, c);
+    /* Out of the room set before the close: the ring may keep the socket
+     * open past it, and the set must never report a reused slot. */
+    if (uc->in_room_set)
+        sys_epoll_ctl(u->room_fd, EPOLL_CTL_DEL, c->fd, 0, 0);
+    if (c->events & IN_ROOM) {
+        c->events &= ~IN_ROOM;
+        u->room_wait--;
+    }
+    uc->in_room_set = uc->resend = false;
     sys_close(c->fd);
     drop_held(state(w), uconn(w, c));
     unstarve(w, c);
@@ -607,6 +694,8 @@ static void deliver(struct worker *w, struct conn *c)
     } else if (c->state == CONN_READ && uc->nheld) {
         size_t room, total = 0;
         char *dst = c->tp->recv_room(w, c, &room);
+        if (room == 0)
+            return; /* no room: the transport asks again (want_read) once it has some */
         while (uc->nheld && total < room) {
             uint16_t bid = uc->held_head;
             size_t left = u->held_len[bid] - uc->held_off;
@@ -657,24 +746,73 @@ static void deliver_ready(struct worker *w)
     }
 }
 
+/* The socket can take bytes: the SENDMSG that met a full socket goes
+ * again, or the transport is told. */
+static void room(struct worker *w, struct conn *c)
+{
+    if (uconn(w, c)->resend)
+        submit_send(w, c);
+    else
+        c->tp->writable(w, c);
+}
+
+static void on_send(struct worker *w, struct conn *c, const struct completion *e)
+{
+    c->events &= ~IN_SEND;
+    if (c->state == CONN_CLOSING)
+        return;
+    if (e->res == -EAGAIN) {
+        /* Try again, never an error: the ring's own poll woke for the
+         * peer's FIN, not for room (see the top). The same SENDMSG goes
+         * once there is room; its iovecs stay valid until sent(). */
+        struct uconn *uc = uconn(w, c);
+        uc->peer_ended = true;
+        uc->resend = true;
+        wait_room(w, c);
+        return;
+    }
+    c->tp->sent(w, c, e->res);
+}
+
+/* The room set has a socket with room: each one waiting there goes on. */
+static void on_room_set(struct worker *w)
+{
+    struct uring *u = state(w);
+    u->room_armed = false;
+    struct epoll_event ev[64];
+    int n = sys_epoll_wait(u->room_fd, ev, (int)ARRAY_LEN(ev), 0, NULL);
+    for (int i = 0; i < n; i++) {
+        struct conn *c = &w->conns[ev[i].data.u64];
+        if (!(c->events & IN_ROOM))
+            continue;
+        c->events &= ~IN_ROOM;
+        u->room_wait--;
+        if (c->state != CONN_CLOSING && c->state != CONN_FREE)
+            room(w, c);
+    }
+    arm_room_set(u);
+}
+
 static void on_conn(struct worker *w, const struct completion *e)
 {
     struct conn *c = &w->conns[e->ud >> 8];
     switch ((enum kind)(e->ud & 0xff)) {
     case K_RECV: on_recv(w, c, e); break;
-    case K_SEND:
-        c->events &= ~IN_SEND;
-        if (c->state != CONN_CLOSING)
-            c->tp->sent(w, c, e->res);
-        break;
+    case K_SEND: on_send(w, c, e); break;
     case K_POLL:
         c->events &= ~IN_POLL;
         if (c->state == CONN_CLOSING)
             break;
-        if (e->res < 0 && e->res != -ECANCELED)
+        if (e->res < 0) {
             conn_close(w, c, CLOSE_ERROR);
-        else
-            c->tp->writable(w, c);
+        } else if (e->res & (POLLOUT | POLLERR | POLLHUP)) {
+            room(w, c); /* room, or an error the next send reports */
+        } else {
+            /* RDHUP alone: the peer ended its stream, and this poll (and
+             * every later one) wakes for that, not for room. */
+            uconn(w, c)->peer_ended = true;
+            wait_room(w, c);
+        }
         break;
     default: break;
     }
@@ -691,6 +829,7 @@ static void dispatch(struct worker *w, const struct completion *e)
         arm_signal(w);
         break;
     case K_IGNORE: break;
+    case K_ROOMSET: on_room_set(w); break;
     default: on_conn(w, e); break;
     }
 }
@@ -699,6 +838,12 @@ static void ur_wait(struct worker *w, int timeout_ms)
 {
     struct uring *u = state(w);
     struct io_uring_cqe *cqe;
+    /* A connection that asked for bytes outside a completion (the TLS
+     * transport's ready list, after the last wait) and has some held gets
+     * them now; then, with more waiting already, the ring is only peeked. */
+    deliver_ready(w);
+    if (u->nready)
+        timeout_ms = 0;
     struct __kernel_timespec ts = {timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000};
     io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, timeout_ms >= 0 ? &ts : NULL, NULL);
     worker_update_clock(w);

@@ -46,6 +46,7 @@ struct status_conn {
     int64_t deadline;
     size_t in_len, out_len, out_off;
     bool writing;
+    bool lingering; /* answered and shut: reading until the client closes */
     char in[STATUS_IN];
     char out[STATUS_OUT];
 };
@@ -267,8 +268,39 @@ static void conn_end(struct status *st, struct status_conn *c)
     }
 }
 
+/* Closing with request bytes unread would make the kernel reset the
+ * connection and drop what of the answer it has not sent yet (RFC 9112
+ * §9.6): our side is shut, and what the client still sends is read and
+ * dropped until it closes, as the workers do, within the connection's
+ * STATUS_DEADLINE_MS (a lingering client holds its slot no longer). */
+static void linger(struct status *st, struct status_conn *c)
+{
+    sys_shutdown_write(c->fd);
+    c->lingering = true;
+    sys_epoll_ctl(st->epfd, EPOLL_CTL_MOD, c->fd, EPOLLIN, (uint64_t)(c - st->c));
+}
+
+/* Up to 16 KiB a wake-up; the end of the client's stream (or an error)
+ * ends the connection. */
+static void drain(struct status *st, struct status_conn *c)
+{
+    for (int i = 0; i < 4; i++) {
+        ssize_t n = sys_recv(c->fd, c->in, sizeof c->in);
+        if (n == -EAGAIN || n == -EINTR)
+            return;
+        if (n <= 0) {
+            conn_end(st, c);
+            return;
+        }
+    }
+}
+
 static void on_conn(struct status *st, struct status_conn *c)
 {
+    if (c->lingering) {
+        drain(st, c);
+        return;
+    }
     if (!c->writing) {
         ssize_t n = sys_recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len);
         if (n == -EAGAIN || n == -EINTR)
@@ -294,10 +326,7 @@ static void on_conn(struct status *st, struct status_conn *c)
         }
         c->out_off += (size_t)n;
     }
-    /* Closing with unread request bytes would reset the connection and
-     * could destroy the answer; shut our side, let the client close. */
-    sys_shutdown_write(c->fd);
-    conn_end(st, c);
+    linger(st, c);
 }
 
 static void on_accept(struct status *st, int64_t now)
@@ -319,7 +348,7 @@ static void on_accept(struct status *st, int64_t now)
         c->fd = fd;
         c->deadline = now + STATUS_DEADLINE_MS;
         c->in_len = c->out_len = c->out_off = 0;
-        c->writing = false;
+        c->writing = c->lingering = false;
         sys_epoll_ctl(st->epfd, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - st->c));
     }
 }

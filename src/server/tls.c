@@ -11,6 +11,8 @@
 #include "server/tls.h"
 #include "server/tls_internal.h"
 
+#include "core/bytes.h"
+#include "server/client.h"
 #include "server/conn.h"
 #include "server/exchange.h"
 #include "server/log.h"
@@ -194,8 +196,10 @@ int tls_conn_start(struct worker *w, struct conn *c)
     BIO_set_init(rb, 1);
     SSL_set_bio(tc->ssl, rb, wb);
     SSL_set_accept_state(tc->ssl);
-    /* The handshake has its own deadline; the header timeout starts after. */
-    arm_seconds(w, c, w->set->timeout_handshake);
+    /* The handshake has its own deadline; the header timeout starts after.
+     * A PROXY header comes first, under the header timeout (proxy_header). */
+    if (!c->proxy_pending)
+        arm_seconds(w, c, w->set->timeout_handshake);
     return 0;
 }
 
@@ -270,6 +274,10 @@ static bool tls_timeout(struct worker *w, struct conn *c)
     struct tls_conn *tc = tconn(w, c);
     if (!tc->ssl || !tc->handshaking || c->state != CONN_READ)
         return false; /* after the handshake: the header, keep-alive and send deadlines */
+    if (c->proxy_pending) {
+        conn_close(w, c, CLOSE_TIMEOUT); /* no whole PROXY header: a silent close */
+        return true;
+    }
     if (tc->first_seen)
         count_failure(w, c, "the handshake timed out");
     conn_close(w, c, CLOSE_TIMEOUT);
@@ -316,10 +324,43 @@ static void established(struct worker *w, struct conn *c)
     arm_seconds(w, c, w->set->timeout_header);
 }
 
+/* --proxy-protocol on the TLS port: the load balancer's header comes in
+ * clear before the ClientHello, so it is read from the ciphertext buffer,
+ * by the same rules as on the plain port (client.c), under the header
+ * timeout that started at the accept; the handshake's own deadline starts
+ * once it is in. True when the handshake may go on with what follows. */
+static bool proxy_header(struct worker *w, struct conn *c)
+{
+    struct tls_conn *tc = tconn(w, c);
+    char *in = tc->buf + TLS_OUT_SIZE;
+    uint32_t len = (uint32_t)(tc->in_len - tc->in_off);
+    mem_move(in, in + tc->in_off, len);
+    enum client_step step = client_proxy_header(w, c, in, &len, TLS_IN_SIZE);
+    tc->in_off = 0;
+    tc->in_len = (uint16_t)len;
+    if (step == CLIENT_CLOSED)
+        return false;
+    if (step == CLIENT_WAIT) {
+        w->loop->want_read(w, c);
+        return false;
+    }
+    /* No header (a client that reached the port directly): the handshake,
+     * then a 400 to its first request, as the plain port answers. */
+    c->proxy_missing = step == CLIENT_MISSING;
+    arm_seconds(w, c, w->set->timeout_handshake);
+    if (len == 0) {
+        w->loop->want_read(w, c);
+        return false;
+    }
+    return true;
+}
+
 /* Drives the handshake. True when it is done and c is open. */
 static bool handshake(struct worker *w, struct conn *c)
 {
     struct tls_conn *tc = tconn(w, c);
+    if (unlikely(c->proxy_pending) && !proxy_header(w, c))
+        return false;
     if (!tc->first_seen && tc->in_len > tc->in_off) {
         unsigned char b = (unsigned char)tc->buf[TLS_OUT_SIZE + tc->in_off];
         tc->first_seen = true;
@@ -631,7 +672,10 @@ void tls_run_ready(struct worker *w)
         struct conn *c = &w->conns[tw->ready[--tw->nready]];
         struct tls_conn *tc = tconn(w, c);
         tc->ready = false;
-        if (c->tp == &transport_tls && tc->ssl && c->state == CONN_READ) {
+        /* The slot may be another connection's by now (this one closed
+         * and a new one took it): only an established connection reads
+         * here; one still in its handshake is driven by handshake(). */
+        if (c->tp == &transport_tls && tc->ssl && !tc->handshaking && c->state == CONN_READ) {
             read_plaintext(w, c);
             if (c->state != CONN_CLOSING && c->state != CONN_FREE)
                 maybe_release(tw, tc);

@@ -35,14 +35,20 @@ struct transport_ops {
      * (writable() comes when there is room), or -errno. */
     ssize_t (*sendfile)(struct worker *w, struct conn *c, int fd, uint64_t *off, size_t n);
     /* Where the loop puts the next bytes from the socket: *room bytes at the
-     * result (*room 0: none wanted now). */
+     * result. *room 0 is "no room": the loop receives and reports nothing
+     * until want_read() is called again (after the transport passed on what
+     * it holds). */
     char *(*recv_room)(struct worker *w, struct conn *c, size_t *room);
-    /* n bytes were put at recv_room() (n > 0), the peer closed (0), nothing
-     * was there after all (-EAGAIN) or the socket failed (-errno). */
+    /* n bytes were put at recv_room() (n > 0), the peer really ended its
+     * stream (0; never "no room", never "nothing this time"), nothing was
+     * there after all (-EAGAIN: the room offered is unused) or the socket
+     * failed (-errno). */
     void (*received)(struct worker *w, struct conn *c, ssize_t n);
-    /* A send that returned -EAGAIN ended: n bytes or -errno. */
+    /* A send that returned -EAGAIN ended: n bytes or -errno (the loop
+     * repeats a send that completes -EAGAIN itself; conn_sent treats one
+     * as "wait for room"). */
     void (*sent)(struct worker *w, struct conn *c, ssize_t n);
-    /* The socket has room again. */
+    /* The socket can take bytes again (never for a peer's FIN alone). */
     void (*writable)(struct worker *w, struct conn *c);
     /* The connection waits for stream bytes (the loop's want_read, after
      * handing over what the transport already holds). */
