@@ -657,9 +657,9 @@ static const struct option *find_short(char c)
 
 static void set_defaults(struct config *c, unsigned cpus)
 {
-    /* Field by field: the struct is large (its sites), and a compound
-     * literal would be built on the stack first. */
-    mem_zero(c, sizeof *c);
+    /* Everything before the large tables; of those only what is used is
+     * ever written (config.h). */
+    mem_zero(c, offsetof(struct config, hosts));
     c->top.root = ".";
     c->top.index = "index.html";
     c->top.listing = true;
@@ -840,7 +840,8 @@ static void next_problem(struct parser *ps)
 static enum config_verdict check_sites(struct parser *ps)
 {
     struct config *c = ps->cfg;
-    mem_zero(&c->hosts, sizeof c->hosts);
+    c->hosts.n = 0; /* its arrays are written as names are added */
+    c->hosts.used = 0;
     make_sites(ps);
     if (order_sites(ps) != CONFIG_RUN)
         return CONFIG_USAGE;
@@ -1024,7 +1025,9 @@ static void auth_settings(const struct config *cfg, struct settings *out)
 
 void settings_from_config(const struct config *cfg, struct settings *out)
 {
-    mem_zero(out, sizeof *out);
+    /* The large tables (sites, names, auth rules) are written where used:
+     * out is the server's static settings, zero already (server.h). */
+    mem_zero(out, offsetof(struct settings, hosts));
     out->workers = cfg->workers;
     out->max_conns = cfg->max_conns;
     out->cache_size_mib = cfg->cache_size_mib;
@@ -1047,7 +1050,10 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     out->nsites = cfg->nserve;
     for (unsigned i = 0; i < cfg->nserve; i++)
         site_settings(cfg->serve[i], cfg->serve[i] != &cfg->top, &out->sites[i]);
-    out->hosts = cfg->hosts;
+    out->hosts.n = cfg->hosts.n; /* the used part only: see above */
+    out->hosts.used = cfg->hosts.used;
+    mem_copy(out->hosts.name, cfg->hosts.name, cfg->hosts.n * sizeof cfg->hosts.name[0]);
+    mem_copy(out->hosts.text, cfg->hosts.text, cfg->hosts.used);
     auth_settings(cfg, out);
     out->max_conns_per_client = cfg->top.max_conns_per_client;
     for (unsigned i = 0; i < out->nsites; i++)

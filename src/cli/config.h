@@ -117,15 +117,17 @@ struct config {
      * level when ROOT was given or there are no sites, else the first
      * site), with the names that pick them. */
     const char *config_path; /* --config FILE */
-    struct config_opt opts[CONFIG_OPTS_MAX];
-    unsigned nopts;
     struct config_site top;
     bool have_root; /* ROOT or --root was given */
-    struct config_site sites[CONFIG_SITES_MAX];
-    unsigned nsites;
+    unsigned nopts, nsites, nserve;
     const struct config_site *serve[CONFIG_SITES_MAX + 1];
-    unsigned nserve;
+    /* The large tables last: config_parse() writes only what is used of
+     * them (the struct is a static, zero already), so that a server with one
+     * site does not touch a quarter of a MiB that every worker would then
+     * hold as its own memory. */
     struct vhost_table hosts; /* names -> index in serve[] */
+    struct config_opt opts[CONFIG_OPTS_MAX];
+    struct config_site sites[CONFIG_SITES_MAX];
 };
 
 enum config_verdict {
@@ -137,7 +139,8 @@ enum config_verdict {
 
 #define CONFIG_MAX_CONNS_MAX 1000000
 
-/* Fills cfg from argv (defaults first) and the file --config names (whose
+/* Fills cfg (zeroed once, as a static is: its large tables are only written
+ * where used) from argv (defaults first) and the file --config names (whose
  * top-level options the command line's replace). On CONFIG_USAGE, reason
  * (cap bytes, NUL-terminated) says what was wrong, e.g. "--port: '8080junk'
  * is not a number from 0 to 65535": one line per problem, those of a file

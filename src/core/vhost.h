@@ -32,10 +32,10 @@ struct vhost_name {
 };
 
 struct vhost_table {
-    struct vhost_name name[VHOST_NAMES_MAX]; /* sorted by vhost_sort() */
-    unsigned n;
+    unsigned n; /* first: a table with few names touches little of itself */
     size_t used;
-    char text[VHOST_TEXT_MAX]; /* the names, lowercased, without trailing dot */
+    struct vhost_name name[VHOST_NAMES_MAX]; /* sorted by vhost_sort() */
+    char text[VHOST_TEXT_MAX];               /* the names, lowercased, without trailing dot */
 };
 
 /* Why a name was refused (a constant sentence), or NULL when accepted. */

@@ -117,11 +117,14 @@ struct settings {
     unsigned timeout_handshake;                     /* seconds for a whole TLS handshake */
 
     /* ---- sites (issue 22; src/server/sites.c) ---- */
-    struct site_conf sites[SETTINGS_SITES_MAX]; /* [0] is the default site */
-    unsigned nsites;                            /* at least 1 */
-    struct vhost_table hosts;                   /* site names -> index in sites[] (sorted) */
-    struct auth_rule auth[SETTINGS_AUTH_MAX];   /* every site's, in site order */
+    unsigned nsites; /* at least 1 */
     unsigned nauth;
+    /* The large tables last: settings_from_config() writes only what is
+     * used (a static settings is zero already), so one site does not cost
+     * every worker a quarter of a MiB of pages. */
+    struct vhost_table hosts;                   /* site names -> index in sites[] (sorted) */
+    struct site_conf sites[SETTINGS_SITES_MAX]; /* [0] is the default site */
+    struct auth_rule auth[SETTINGS_AUTH_MAX];   /* every site's, in site order */
 };
 
 /* A site at run time: its root (and mirror tree) opened once at start, and
@@ -139,7 +142,6 @@ struct vsite {
  * the listeners, which the master replaces when a worker dies. */
 struct server {
     struct settings set;
-    struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
     enum resolve_method resolve;
     int listen_fds[SETTINGS_WORKERS_MAX]; /* one SO_REUSEPORT socket per worker */
     unsigned nlisten;
@@ -182,6 +184,8 @@ struct server {
     unsigned tls_port;      /* the bound TLS port (the kernel's pick for 0) */
     char tls_url[128];      /* "https://[::]:8443/" for the start line */
     struct tls_server *tls; /* NULL without HTTPS */
+    /* Last, as settings' tables are: only the sites in use are written. */
+    struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
 };
 
 #endif
