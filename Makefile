@@ -17,14 +17,16 @@ CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
 SERVER_SRC = $(sort $(wildcard src/server/*.c))
-CLI_SRC    = src/cli/config.c src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c src/cli/check.c
+CLI_SRC    = src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
 TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
-FULL_LIBS  = -luring -lssl -lcrypto $(COMPRESS_LIBS)
+# -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
+AUTH_SRC   = src/server/auth.c
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -108,9 +110,10 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
-           src/cli/config.c src/cli/usage.c src/cli/start.c src/cli/sockets.c src/cli/check.c \
+           src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
+           src/cli/sockets.c src/cli/check.c \
            src/cli/main_tiny.c
 TINY_CROSS  = aarch64 arm mips mipsel riscv64
 TINY_ARCHES = x86_64 $(TINY_CROSS)
@@ -336,18 +339,27 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The configuration (issue 22): SYSCONFDIR/pith/pith.conf, which the unit
+# names; an existing one is never replaced (Debian's package sets /etc and
+# dpkg keeps it as a conffile).
+SYSCONFDIR ?= $(PREFIX)/etc
 .PHONY: install uninstall deb package-check
 install: pith
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMDUNITDIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/pith/sites-enabled
 	install -m 0755 pith $(DESTDIR)$(BINDIR)/pith
 	install -m 0644 docs/pith.1 $(DESTDIR)$(MANDIR)/man1/pith.1
-	sed 's|/usr/bin/pith|$(BINDIR)/pith|g' dist/systemd/pith.service \
-	    > $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
+	sed -e 's|/usr/bin/pith|$(BINDIR)/pith|g' -e 's|/etc/pith/|$(SYSCONFDIR)/pith/|g' \
+	    dist/systemd/pith.service > $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service
 	install -m 0644 dist/systemd/pith.socket $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+	test -e $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf || \
+	    install -m 0644 dist/pith.conf $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pith $(DESTDIR)$(MANDIR)/man1/pith.1 \
 	    $(DESTDIR)$(SYSTEMDUNITDIR)/pith.service $(DESTDIR)$(SYSTEMDUNITDIR)/pith.socket
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/pith/sites-enabled 2>/dev/null
+	@echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/pith/pith.conf is kept (your configuration)"
 
 # The Debian package, built from a copy of the tree under build/deb/ (the
 # package build cleans its tree): build/deb/pith_<version>_<arch>.deb.

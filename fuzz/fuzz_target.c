@@ -5,7 +5,8 @@
  * with a roomy cap and with a small one derived from the input (so the 414
  * paths and the "too long only on the way" stack are reached); any
  * difference in verdict, bytes or flags traps, and so does an accepted path
- * that is not safe to hand to openat(). Inputs that are 1*VCHAR also go
+ * that is not safe to hand to openat(); target_normalize_all() must agree
+ * but for hidden segments. Inputs that are 1*VCHAR also go
  * through target_split(), whose spans must stay inside the input.
  */
 #include <stdint.h>
@@ -48,6 +49,19 @@ static void differential(const char *p, size_t n, size_t cap)
         require(target_ref_output_ok(out, (size_t)a), "unsafe output");
     } else {
         require(f1 == 0, "flags set on a refusal");
+    }
+    /* target_normalize_all() (basic auth looks before the dotfile rule):
+     * the same, except that a hidden segment is a flag, not -403, and the
+     * path is still written; its bytes then pass the rest of the checks
+     * but the dotfile one. */
+    unsigned f3 = 7;
+    long c = target_normalize_all(span_make(p, n), out, cap, &f3);
+    if (a == -403) {
+        require(c >= 0 && (f3 & TARGET_HIDDEN), "a hidden path is a flag for _all");
+        require((size_t)c <= cap && !memchr(out, '\0', (size_t)c), "the hidden path's bytes");
+    } else {
+        require(c == a && (c < 0 || f3 == f1), "_all agrees where no segment is hidden");
+        require(c < 0 || memcmp(out, ref, (size_t)c) == 0, "_all's bytes");
     }
     free(out);
     free(ref);

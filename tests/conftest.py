@@ -425,7 +425,7 @@ class PithServer:
     def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
                  allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False,
                  await_ready=True):
-        self.root = str(root)
+        self.root = None if root is None else str(root)  # None: no ROOT argument
         self.args = list(args)
         self.allow_sanitizer = allow_sanitizer
         # True for a test that kills workers on purpose; otherwise any worker
@@ -441,7 +441,7 @@ class PithServer:
         if PITH_TLS and "--tls-cert" not in self.args:
             cert, key = tls_pki()["ecdsa"]
             self.argv += ["--tls-cert", cert, "--tls-key", key, "--tls-port", "0"]
-        self.argv += self.args + [self.root]
+        self.argv += self.args + ([self.root] if self.root is not None else [])
         self.env = dict(os.environ)
         self.env.pop("PITH_RESOLVE", None)
         self.env.pop("NOTIFY_SOCKET", None)
@@ -725,7 +725,10 @@ class ServerSet:
         self.servers = []
 
     def __call__(self, *args, root=None, **kw):
-        s = PithServer(root if root is not None else self.docroot.root, args, **kw)
+        """root=False starts pith without a ROOT argument (its --site or
+        --config then says what to serve)."""
+        s = PithServer(None if root is False else root if root is not None else self.docroot.root,
+                       args, **kw)
         self.servers.append(s)
         return s.start()
 

@@ -71,7 +71,8 @@ def test_contents_and_unpacked_binary_runs(package, tmp_path):
     listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
     for path in ("./usr/bin/pith", "./usr/share/man/man1/pith.1.gz",
                  "./lib/systemd/system/pith.service", "./lib/systemd/system/pith.socket",
-                 "./usr/share/doc/pith/copyright"):
+                 "./usr/share/doc/pith/copyright", "./etc/pith/pith.conf",
+                 "./etc/pith/sites-enabled/"):
         assert path in listing, path
     root = tmp_path / "unpacked"
     subprocess.run(["dpkg-deb", "-x", deb, str(root)], check=True)
@@ -79,8 +80,23 @@ def test_contents_and_unpacked_binary_runs(package, tmp_path):
     out = subprocess.run([binary, "--version"], capture_output=True, text=True)
     assert out.stdout == "pith 0.1.0\n"
     unit = (root / "lib" / "systemd" / "system" / "pith.service").read_text()
-    assert "\nExecStart=/usr/bin/pith " in unit
+    assert "\nExecStart=/usr/bin/pith --config /etc/pith/pith.conf\n" in unit
+    assert "\nExecReload=/bin/kill -HUP $MAINPID\n" in unit
     assert serve_and_get(binary, tmp_path) == "from the package\n"
+    # The configuration it installs is one pith takes (its root and log aside),
+    # and dpkg keeps it as a conffile.
+    conf = (root / "etc" / "pith" / "pith.conf").read_text()
+    www = tmp_path / "srv-www"
+    www.mkdir()
+    mine = tmp_path / "pith.conf"
+    mine.write_text(conf.replace("/srv/www", str(www)).replace("/var/log/pith", str(tmp_path))
+                    .replace("include sites-enabled/",
+                             "include %s/" % (root / "etc" / "pith" / "sites-enabled")))
+    p = subprocess.run([binary, "--config", str(mine), "--check"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    conffiles = subprocess.run(["dpkg-deb", "-I", deb, "conffiles"], capture_output=True,
+                               text=True).stdout
+    assert "/etc/pith/pith.conf" in conffiles.split(), conffiles
 
 
 def test_dpkg_install_and_run_by_hand(package, tmp_path):
@@ -110,11 +126,18 @@ def test_make_install_and_uninstall(tmp_path):
     make = ["make", "-s", "-C", REPO, "DESTDIR=%s" % dest, "PREFIX=/opt/pith"]
     subprocess.run(make + ["install"], check=True, capture_output=True, timeout=600)
     files = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
-    assert files == ["opt/pith/bin/pith", "opt/pith/lib/systemd/system/pith.service",
+    assert files == ["opt/pith/bin/pith", "opt/pith/etc/pith/pith.conf",
+                     "opt/pith/lib/systemd/system/pith.service",
                      "opt/pith/lib/systemd/system/pith.socket",
                      "opt/pith/share/man/man1/pith.1"]
     assert os.access(dest / "opt/pith/bin/pith", os.X_OK)
     unit = (dest / "opt/pith/lib/systemd/system/pith.service").read_text()
-    assert "\nExecStart=/opt/pith/bin/pith /srv/www\n" in unit and "/usr/bin/pith" not in unit
+    assert "\nExecStart=/opt/pith/bin/pith --config /opt/pith/etc/pith/pith.conf\n" in unit
+    assert "/usr/bin/pith" not in unit
+    # A second install keeps a configuration that was changed.
+    (dest / "opt/pith/etc/pith/pith.conf").write_text("root /srv/mine\n")
+    subprocess.run(make + ["install"], check=True, capture_output=True, timeout=600)
+    assert (dest / "opt/pith/etc/pith/pith.conf").read_text() == "root /srv/mine\n"
     subprocess.run(make + ["uninstall"], check=True, capture_output=True, timeout=60)
-    assert [p for p in dest.rglob("*") if p.is_file()] == []
+    left = [str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()]
+    assert left == ["opt/pith/etc/pith/pith.conf"]  # the user's configuration stays

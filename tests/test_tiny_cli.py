@@ -20,6 +20,7 @@ REFUSED = [
     (["--tls-key=k.pem"], "--tls-key", "OpenSSL"),
     (["--tls-port", "8443"], "--tls-port", "OpenSSL"),
     (["--precompressed", "/srv"], "--precompressed", "zstd"),
+    (["--auth", "/p/ /etc/users"], "--auth", "libxcrypt"),
     (["compress", "/srv"], "compress", "zlib"),
 ]
 

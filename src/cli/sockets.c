@@ -18,6 +18,7 @@
 #include "sys/sys.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,108 @@ static void claim_unix_path(const struct config *cfg, struct server *s, int fd)
         strcpy(s->unix_path, path);
 }
 
+/* ---- a reload (SIGHUP with --config, issue 22) --------------------------------
+ * The new master of a reload gets the old one's listeners. Where pith bound
+ * them itself (not systemd), the file decides: a socket stays only where
+ * the new configuration still listens, the others are closed here (their
+ * port closes once the old workers have drained), and start.c binds what
+ * the file names anew; per-worker sockets are made as many as --workers
+ * (more join the port's SO_REUSEPORT group; fewer close, and connections
+ * queued on those when their old worker drains are reset, unless the
+ * kernel migrates them, net.ipv4.tcp_migrate_req). */
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return false;
+    if (a->ss_family == AF_INET)
+        return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+                      &((const struct sockaddr_in *)b)->sin_addr, 4) == 0;
+    return a->ss_family == AF_INET6 &&
+           memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                  &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+}
+
+/* Is fd the TCP listener --addr (NULL: any) and port (0: any) ask for? */
+static bool tcp_matches(int fd, const char *addr, unsigned port)
+{
+    struct sockaddr_storage have, want;
+    socklen_t hl, wl;
+    if (sys_local_addr(fd, &have, &hl) < 0 || have.ss_family == AF_UNIX)
+        return false;
+    if (port != 0 && sys_local_port(fd) != (int)port)
+        return false;
+    if (sys_parse_addr(addr ? addr : "::", 0, &want, &wl) < 0)
+        return false;
+    if (!addr && have.ss_family == AF_INET) /* the IPv4-only host's "any" */
+        sys_parse_addr("0.0.0.0", 0, &want, &wl);
+    return same_address(&have, &want);
+}
+
+static bool unix_matches(int fd, const char *path)
+{
+    struct sockaddr_storage a;
+    socklen_t len;
+    return path && sys_local_addr(fd, &a, &len) == 0 && a.ss_family == AF_UNIX &&
+           strcmp(((const struct sockaddr_un *)&a)->sun_path, path) == 0;
+}
+
+/* The sockets of fds[0..k) the new configuration still wants; the others
+ * are closed. Returns how many stay. */
+static unsigned keep_wanted(const struct config *cfg, int *fds, unsigned k, bool tls)
+{
+    const char *path = sockets_unix_path(cfg->addr);
+    bool wanted = tls ? config_tls_pairs(cfg) > 0 : !cfg->tls_only;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < k; i++) {
+        bool ok = false;
+        if (wanted && tls)
+            ok = !path && tcp_matches(fds[i], cfg->addr, cfg->tls_port);
+        else if (wanted)
+            ok = path ? unix_matches(fds[i], path) : tcp_matches(fds[i], cfg->addr, cfg->port);
+        if (ok)
+            fds[kept++] = fds[i];
+        else
+            sys_close(fds[i]);
+    }
+    return kept;
+}
+
+/* Per-worker TCP sockets, as many as workers: extra ones closed, missing
+ * ones opened in the same SO_REUSEPORT group. Returns the count, or -1. */
+static int fit_workers(int *fds, unsigned k, unsigned workers)
+{
+    struct sockaddr_storage a;
+    socklen_t len;
+    if (k == 0 || sys_local_addr(fds[0], &a, &len) < 0 || a.ss_family == AF_UNIX)
+        return (int)k;
+    while (k > workers)
+        sys_close(fds[--k]);
+    while (k < workers) {
+        int fd = sys_listen_tcp(&a, len, 4096, true);
+        if (fd < 0) {
+            fprintf(stderr, "pith: cannot listen again for a new worker: %s\n",
+                    strerrordesc_np(-fd));
+            return -1;
+        }
+        fds[k++] = fd;
+    }
+    return (int)k;
+}
+
+static int reload_listeners(const struct config *cfg, unsigned *k, int *http, unsigned *kt,
+                            int *https)
+{
+    *k = keep_wanted(cfg, http, *k, false);
+    *kt = keep_wanted(cfg, https, *kt, true);
+    int a = fit_workers(http, *k, cfg->workers), b = fit_workers(https, *kt, cfg->workers);
+    if (a < 0 || b < 0)
+        return 1;
+    *k = (unsigned)a;
+    *kt = (unsigned)b;
+    return 0;
+}
+
 static int take_inherited(const struct config *cfg, struct server *s, const struct sd_listener *got,
                           unsigned n)
 {
@@ -98,6 +201,14 @@ static int take_inherited(const struct config *cfg, struct server *s, const stru
             https[kt++] = got[i].fd;
         else
             http[k++] = got[i].fd;
+    }
+    if (!s->upgrade_from)
+        s->listeners_own = false; /* systemd's: the socket units decide */
+    if (s->reloading && s->listeners_own) {
+        if (reload_listeners(cfg, &k, http, &kt, https))
+            return 1;
+        if (k == 0 && kt == 0)
+            return SOCKETS_NOT_MINE; /* bound afresh, as the file says */
     }
     /* Never plain HTTP on a socket meant for HTTPS. */
     if (kt && !s->set.ntls) {
@@ -162,6 +273,7 @@ static int open_unix(const struct config *cfg, struct server *s, const char *pat
     }
     strcpy(s->unix_path, path);
     s->listen_shared = true;
+    s->listeners_own = true;
     for (unsigned i = 0; i < s->set.workers; i++)
         s->listen_fds[i] = fd;
     s->nlisten = s->set.workers;

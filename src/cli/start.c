@@ -17,6 +17,8 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "server/auth.h"
+#include "server/clients.h"
 #include "server/filecache.h"
 #include "server/lockdown.h"
 #include "server/log.h"
@@ -46,7 +48,7 @@ _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
  * config.c refuses the TLS flags: TLS_BUILT is a constant false there. */
 static bool https_wanted(const struct config *cfg)
 {
-    return TLS_BUILT && cfg->ntls_cert;
+    return TLS_BUILT && config_tls_pairs(cfg);
 }
 
 static bool https_loaded(const struct server *s)
@@ -63,20 +65,53 @@ static int fail(const char *what, const char *detail, int err)
     return 1;
 }
 
-static int open_root(const struct config *cfg, struct server *s)
+/* "pith: " and, for a site other than the command line's ROOT, where it was
+ * given ("--site 'a.test=/srv/a': ", "pith.conf:12: site a.test: "). */
+static void site_prefix(const struct site_conf *site)
 {
-    const char *root = cfg->root;
-    int fd = sys_open_dir(root);
-    if (fd < 0) {
-        fprintf(stderr, "pith: cannot serve '%s': %s\n", root, strerrordesc_np(-fd));
-        return 1;
+    fprintf(stderr, "pith: ");
+    if (site->origin)
+        fprintf(stderr, "%s: ", site->origin);
+}
+
+/* Each site's root, opened once: every file is opened beneath it. The
+ * resolution method is probed on the first (the kernel decides it, not the
+ * directory). */
+static int open_roots(struct server *s)
+{
+    int bad = 0; /* every site's problem is reported, for --check */
+    for (unsigned i = 0; i < s->set.nsites; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        struct vsite *vs = &s->sites[i];
+        vs->conf = site;
+        vs->index = i;
+        vs->precomp_fd = -1;
+        vs->root_fd = -1;
+        int fd = sys_open_dir(site->root);
+        if (fd < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot serve '%s': %s\n", site->root, strerrordesc_np(-fd));
+            bad = 1;
+            continue;
+        }
+        vs->root_fd = fd;
+        int r = sys_realpath(site->root, vs->root_path, sizeof vs->root_path);
+        if (r < 0)
+            return fail("cannot resolve the root path ", site->root, r);
+        vs->fc = (struct fc_root){
+            .root_fd = fd,
+            .variant_dir_fd = fd,
+            .follow_symlinks = site->follow_symlinks,
+            .precompressed = site->precompressed,
+            .cache_control = site->cache_control,
+            .immutable = site->immutable,
+            .nimmutable = site->nimmutable,
+        };
     }
-    s->root_fd = fd;
-    int r = sys_realpath(root, s->root_path, sizeof s->root_path);
-    if (r < 0)
-        return fail("cannot resolve the root path ", root, r);
+    if (bad)
+        return bad;
     const char *force = sys_getenv("PITH_RESOLVE");
-    s->resolve = resolve_probe(fd);
+    s->resolve = resolve_probe(s->sites[0].root_fd);
     if (force && strcmp(force, "walk") == 0)
         s->resolve = RESOLVE_WALK; /* tests exercise the fallback this way */
     return 0;
@@ -159,6 +194,7 @@ static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
 /* The plain listeners (unless --tls-only) and, with HTTPS, the TLS ones. */
 static int bind_listeners(const struct config *cfg, struct server *s)
 {
+    s->listeners_own = true; /* a reload may replace them (issue 22) */
     for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
         s->listen_fds[i] = s->tls_listen_fds[i] = -1;
     s->nlisten = cfg->workers;
@@ -175,9 +211,17 @@ static int bind_listeners(const struct config *cfg, struct server *s)
 }
 
 /* Inherited or Unix listeners without one named "https": with HTTPS, its
- * listeners are bound on --addr and --tls-port as without them. */
-static int bind_tls_beside(const struct config *cfg, struct server *s)
+ * listeners are bound on --addr and --tls-port as without them. A reload
+ * (issue 22) whose file moved the plain port gets that one bound too. */
+static int bind_beside(const struct config *cfg, struct server *s)
 {
+    if (s->reloading && s->listeners_own && !cfg->tls_only && s->listen_fds[0] < 0) {
+        int r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
+                           s->url, sizeof s->url);
+        if (r < 0)
+            return -r;
+        s->listen_shared = false;
+    }
     if (!https_wanted(cfg) || s->tls_listen_fds[0] >= 0)
         return 0;
     if (sockets_unix_path(cfg->addr)) {
@@ -245,18 +289,27 @@ static int check_reservations(const struct settings *set)
     return 2;
 }
 
-/* --precompressed DIR: the mirror tree is opened once, like the root, and
- * every variant is resolved beneath it by the same rules. */
-static int open_precompressed(const struct settings *set, struct server *s)
+/* --precompressed DIR: each site's mirror tree is opened once, like its
+ * root, and every variant is resolved beneath it by the same rules. */
+static int open_precompressed(struct server *s)
 {
-    s->precomp_fd = -1;
-    if (!FILECACHE_VARIANTS || !set->precompressed || !set->precompressed_dir)
-        return 0;
-    int fd = sys_open_dir(set->precompressed_dir);
-    if (fd < 0)
-        return fail("cannot open --precompressed ", set->precompressed_dir, fd);
-    s->precomp_fd = fd;
-    return 0;
+    int bad = 0;
+    for (unsigned i = 0; i < s->set.nsites && FILECACHE_VARIANTS; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        if (!site->precompressed || !site->precompressed_dir)
+            continue;
+        int fd = sys_open_dir(site->precompressed_dir);
+        if (fd < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot open --precompressed %s: %s\n", site->precompressed_dir,
+                    strerrordesc_np(-fd));
+            bad = 1;
+            continue;
+        }
+        s->sites[i].precomp_fd = fd;
+        s->sites[i].fc.variant_dir_fd = fd;
+    }
+    return bad;
 }
 
 /* "http://ADDR:PORT/" of the --status listener, from the socket itself
@@ -281,14 +334,18 @@ static int prepare_status(const struct config *cfg, struct server *s)
     s->stats = stats_create(sys_now_real());
     if (!s->stats)
         return fail("cannot map the shared counters", "", -ENOMEM);
+    /* --max-conns-per-client and basic auth's failures (issue 22): the
+     * counts every worker shares. */
+    if ((s->set.clients_counted || s->set.nauth) &&
+        !(s->clients =
+              clients_create(s->set.workers, s->set.max_conns, s->set.nauth ? AUTH_TRACKED : 0)))
+        return fail("cannot map the per-client counts", "", -ENOMEM);
     if (!cfg->status) {
         if (s->status_fd >= 0) /* inherited, but no longer asked for */
             sys_close(s->status_fd);
         s->status_fd = -1;
         return 0;
     }
-    if (s->status_fd >= 0) /* inherited (named "status"): an upgrade */
-        return status_url(s);
     char host[128];
     const char *colon = strrchr(cfg->status, ':');
     size_t n = (size_t)(colon - cfg->status);
@@ -300,6 +357,15 @@ static int prepare_status(const struct config *cfg, struct server *s)
         fprintf(stderr, "pith: --status: '%s' is not a numeric IPv4 or IPv6 address\n", host);
         return 2;
     }
+    /* Inherited (named "status"): an upgrade, or a reload whose file still
+     * names that port (else it closes and the new one is bound). */
+    if (s->status_fd >= 0 && s->reloading && s->listeners_own && port != 0 &&
+        sys_local_port(s->status_fd) != (int)port) {
+        sys_close(s->status_fd);
+        s->status_fd = -1;
+    }
+    if (s->status_fd >= 0)
+        return status_url(s);
     int public_port = sys_local_port(s->listen_fds[0]);
     if (port != 0 && (int)port == public_port) {
         fprintf(stderr, "pith: --status: port %u is the public port; give it a port of its own\n",
@@ -321,9 +387,9 @@ static int prepare_status(const struct config *cfg, struct server *s)
 
 static int prepare(const struct config *cfg, struct server *s)
 {
-    int r = open_root(cfg, s);
+    int r = open_roots(s);
     if (!r)
-        r = open_precompressed(&s->set, s);
+        r = open_precompressed(s);
     if (!r)
         r = check_nofile(&s->set);
     if (!r)
@@ -331,7 +397,7 @@ static int prepare(const struct config *cfg, struct server *s)
     if (!r && (r = sockets_open(cfg, s)) == SOCKETS_NOT_MINE)
         r = bind_listeners(cfg, s);
     else if (!r)
-        r = bind_tls_beside(cfg, s);
+        r = bind_beside(cfg, s);
     if (!r)
         r = prepare_status(cfg, s);
     return r;
@@ -353,9 +419,13 @@ static void print_start_line(const struct config *cfg, const struct server *s)
         urls = cfg->tls_only ? s->tls_url : both;
         snprintf(tls, sizeof tls, "; %s", tls_server_path(s->tls));
     }
-    fprintf(stderr, "pith %s serving %s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
-            s->root_path, urls, s->nlisten, s->nlisten == 1 ? "" : "s", s->loop->name,
-            resolve_method_name(s->resolve), sandbox,
+    char more[48] = "";
+    if (s->set.nsites > 1)
+        snprintf(more, sizeof more, " and %u more site%s", s->set.nsites - 1,
+                 s->set.nsites == 2 ? "" : "s");
+    fprintf(stderr, "pith %s serving %s%s on %s (%u worker%s, %s, %s, %s%s%s)\n", PITH_VERSION,
+            s->sites[0].root_path, more, urls, s->nlisten, s->nlisten == 1 ? "" : "s",
+            s->loop->name, resolve_method_name(s->resolve), sandbox,
             !s->listen_inherited ? ""
             : s->upgrade_from    ? ", listeners inherited from the old master"
                                  : ", socket activation",
@@ -363,6 +433,22 @@ static void print_start_line(const struct config *cfg, const struct server *s)
     if (s->status_fd >= 0)
         fprintf(stderr, "pith: status on %smetrics and %shealthz\n", s->status_url, s->status_url);
     fflush(stderr);
+}
+
+/* Basic auth over plain HTTP (issue 22): the password travels in clear,
+ * base64 being no encryption. Said at start, for each site, whatever -q. */
+static void warn_plain_auth(const struct server *s)
+{
+    if (!AUTH_BUILT || s->listen_fds[0] < 0 || s->set.redirect_http || s->unix_path[0])
+        return;
+    for (unsigned i = 0; i < s->set.nsites; i++) {
+        const struct site_conf *site = &s->set.sites[i];
+        if (site->nauth)
+            fprintf(stderr,
+                    "pith: warning: site %s asks for passwords (%s) over plain HTTP on %s: they "
+                    "travel in clear; serve it over HTTPS (--tls-only, or --redirect-http)\n",
+                    site->label, s->set.auth[site->auth_first].prefix, s->url);
+    }
 }
 
 /* HTTPS: the certificates and keys are read here, by the master, before
@@ -378,6 +464,34 @@ static int prepare_tls(struct server *s)
         return 1;
     }
     return 0;
+}
+
+/* Each site's --fallback must exist beneath its root: checked now (exit
+ * 1), not found missing by every worker. It is resolved by the request
+ * path's rules (no link unless --follow-symlinks, nothing outside the root)
+ * and must be a regular file. Sites whose root did not open are skipped
+ * (their problem was said). */
+static int check_fallbacks(const struct settings *set, const struct server *s)
+{
+    int bad = 0;
+    for (unsigned i = 0; i < set->nsites; i++) {
+        const struct site_conf *site = &set->sites[i];
+        if (!site->site.has_fallback || s->sites[i].root_fd < 0)
+            continue;
+        int r;
+        struct sys_stat st;
+        r = resolve_stat(s->sites[i].root_fd, site->site.fallback, site->follow_symlinks,
+                         s->resolve, &st);
+        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
+            r = -EISDIR;
+        if (r < 0) {
+            site_prefix(site);
+            fprintf(stderr, "cannot serve the --fallback file beneath the root: %s: %s\n",
+                    site->site.fallback, strerrordesc_np(-r));
+            bad = 1;
+        }
+    }
+    return bad;
 }
 
 /* --group, --chroot and --fallback name things that must exist: checked
@@ -400,16 +514,7 @@ static int check_lockdown_files(const struct settings *set, struct server *s)
             return fail("cannot use --chroot ", set->chroot_dir, fd);
         sys_close(fd);
     }
-    if (set->site.has_fallback) {
-        struct sys_stat st;
-        r = resolve_stat(s->root_fd, set->site.fallback, set->follow_symlinks, s->resolve, &st);
-        if (r == 0 && sys_file_type(&st) != SYS_FILE_REGULAR)
-            r = -EISDIR;
-        if (r < 0)
-            return fail("cannot serve the --fallback file beneath the root: ", set->site.fallback,
-                        r);
-    }
-    return 0;
+    return check_fallbacks(set, s);
 }
 
 /* Everything that can fail is checked before the start line, and before
@@ -464,8 +569,13 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
 {
     char listen[PATH_MAX + 128];
     int r = choose_loop(cfg, s);
-    if (!r)
-        r = open_root(cfg, s);
+    /* Every site's root, mirror tree and fallback is looked at, so that one
+     * check names each missing one. */
+    if (!r) {
+        r = open_roots(s);
+        r |= open_precompressed(s);
+        r |= check_fallbacks(&s->set, s);
+    }
     if (!r)
         r = check_nofile(&s->set);
     if (!r)
@@ -478,6 +588,8 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
         r = check_files(&s->set, s);
     if (!r)
         r = prepare_tls(s); /* the same loading as a start: each pair must work */
+    if (!r)
+        r = auth_load(s); /* every line of every password file */
     if (r) {
         fprintf(stderr, "pith: --check: the configuration is not valid\n");
         return 2;
@@ -500,8 +612,21 @@ static void remember_origin(char **argv, struct server *s)
     s->argv = argv;
     if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
         s->exe_path[0] = '\0';
+    /* "PID[,reload][,systemd]": the old master, whether this is a SIGHUP
+     * reload, whether the listeners passed on came from systemd (else pith
+     * bound them: a reload may replace them as the file says). */
     const char *from = sys_getenv("PITH_UPGRADE_FROM");
     s->upgrade_from = from ? atoi(from) : 0;
+    s->listeners_own = from != NULL;
+    const char *p = from ? from + strcspn(from, ",") : NULL;
+    while (p && *p == ',') {
+        p++;
+        size_t n = strcspn(p, ",");
+        s->reloading = s->reloading || (n == 6 && strncmp(p, "reload", 6) == 0);
+        if (n == 7 && strncmp(p, "systemd", 7) == 0)
+            s->listeners_own = false;
+        p += n;
+    }
 }
 
 static int start(const struct config *cfg, struct server *s, start_loop_chooser choose_loop)
@@ -522,8 +647,11 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
         r = check_files(&s->set, s);
     if (!r)
         r = prepare_tls(s);
+    if (!r)
+        r = auth_load(s); /* before forking: the workers may not read the files */
     if (r)
         return r;
+    warn_plain_auth(s);
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
     print_start_line(cfg, s);
@@ -538,15 +666,27 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
     return master_run(s);
 }
 
+/* Each line of a usage reason as "pith: LINE". */
+static void print_reason(const char *reason)
+{
+    for (;;) {
+        size_t n = strcspn(reason, "\n");
+        fprintf(stderr, "pith: %.*s\n", (int)n, reason);
+        if (!reason[n])
+            return;
+        reason += n + 1;
+    }
+}
+
 int start_main(int argc, char **argv, start_loop_chooser choose_loop)
 {
     static struct config cfg;
     static struct server srv; /* large (paths); lives for the whole run */
-    char reason[256];
+    static char reason[8192]; /* a configuration file's problems, one line each */
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
     case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
-    case CONFIG_USAGE: fprintf(stderr, "pith: %s\n", reason); return 2;
+    case CONFIG_USAGE: print_reason(reason); return 2;
     case CONFIG_RUN: break;
     }
     remember_origin(argv, &srv);

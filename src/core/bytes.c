@@ -33,6 +33,11 @@ void *mem_move(void *dst, const void *src, size_t n)
     return __builtin_memmove(dst, src, n);
 }
 
+void *mem_zero(void *p, size_t n)
+{
+    return __builtin_memset(p, 0, n);
+}
+
 size_t cstr_len(const char *s)
 {
     size_t n = 0;

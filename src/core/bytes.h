@@ -22,6 +22,9 @@ void *mem_copy(void *dst, const void *src, size_t n);
 /* Copies n bytes; the regions may overlap. Returns dst. */
 void *mem_move(void *dst, const void *src, size_t n);
 
+/* Sets n bytes to zero. Returns p. */
+void *mem_zero(void *p, size_t n);
+
 /* Length of a NUL-terminated string (for constants and argv only). */
 size_t cstr_len(const char *s);
 

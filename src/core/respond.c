@@ -30,6 +30,7 @@ static const struct status_reason reasons[] = {
     STATUS(304, "Not Modified"),
     STATUS(308, "Permanent Redirect"), /* --redirect-http */
     STATUS(400, "Bad Request"),
+    STATUS(401, "Unauthorized"), /* basic auth (issue 22) */
     STATUS(403, "Forbidden"),
     STATUS(404, "Not Found"),
     STATUS(405, "Method Not Allowed"),
@@ -38,6 +39,8 @@ static const struct status_reason reasons[] = {
     STATUS(412, "Precondition Failed"),
     STATUS(414, "URI Too Long"),
     STATUS(416, "Range Not Satisfiable"),
+    STATUS(421, "Misdirected Request"), /* sites: another certificate's host (issue 22) */
+    STATUS(429, "Too Many Requests"),   /* basic auth: failures past the limit */
     STATUS(431, "Request Header Fields Too Large"),
     STATUS(500, "Internal Server Error"),
     STATUS(501, "Not Implemented"),

@@ -335,7 +335,19 @@ static long stack_segment(struct seg_stack *st, const char *p, size_t n, enum se
  * where found: both are 400), then a result longer than cap (414), then a
  * hidden segment (403). 414 goes before 403 because segments that did not
  * fit were not kept to be checked; neither answer reveals anything. */
+static long normalize(struct span path, char *out, size_t cap, unsigned *flags, bool hidden_ok);
+
 long target_normalize(struct span path, char *out, size_t cap, unsigned *flags)
+{
+    return normalize(path, out, cap, flags, false);
+}
+
+long target_normalize_all(struct span path, char *out, size_t cap, unsigned *flags)
+{
+    return normalize(path, out, cap, flags, true);
+}
+
+static long normalize(struct span path, char *out, size_t cap, unsigned *flags, bool hidden_ok)
 {
     struct seg_stack st = {out, cap, 0, 0, 0, 0};
     enum seg_kind kind = SEG_EMPTY;
@@ -354,9 +366,11 @@ long target_normalize(struct span path, char *out, size_t cap, unsigned *flags)
     }
     if (st.over > 0)
         return -414;
-    if (st.hidden > 0)
+    if (st.hidden > 0 && !hidden_ok)
         return -403;
     if (kind != SEG_NAME)
         *flags = TARGET_TRAILING_SLASH;
+    if (st.hidden > 0)
+        *flags |= TARGET_HIDDEN;
     return (long)st.len;
 }

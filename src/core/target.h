@@ -45,11 +45,14 @@ int target_split(struct span raw, struct target *out);
  * empty); target_split() refuses one in the absolute-form. */
 bool target_host_valid(struct span a);
 
-/* Flags set by target_normalize(). */
+/* Flags set by target_normalize() (and target_normalize_all()). */
 /* The normalized path names a directory form: the raw path ends in '/',
  * "/." or "/.." ("/%2e" too: dot-segments are recognized after decoding),
  * and RFC 3986 §5.2.4 keeps a trailing '/' there. "/" sets it as well. */
 #define TARGET_TRAILING_SLASH 1u
+/* target_normalize_all() only: a segment starts with '.' (what
+ * target_normalize() refuses with -403). */
+#define TARGET_HIDDEN 2u
 
 /*
  * Turns a raw path into a relative path in out[0..cap) (not NUL-terminated).
@@ -70,5 +73,10 @@ bool target_host_valid(struct span a);
  * out[len..cap) may be overwritten with scratch bytes.
  */
 long target_normalize(struct span path, char *out, size_t cap, unsigned *flags);
+
+/* The same, except that a hidden segment is no error: the path is written
+ * and TARGET_HIDDEN set (basic auth answers for a protected prefix before
+ * the dotfile rule does, so that no rule shows through the password). */
+long target_normalize_all(struct span path, char *out, size_t cap, unsigned *flags);
 
 #endif

@@ -18,6 +18,7 @@
 #include "core/bytes.h"
 #include "core/proxy_proto.h"
 #include "core/realip.h"
+#include "server/clients.h"
 #include "server/conn.h"
 #include "server/exchange.h"
 #include "server/stats.h"
@@ -45,6 +46,8 @@ void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_sto
     *in6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons(port)};
     mem_copy(&in6->sin6_addr, a->b, 16);
 }
+
+static void count_as(struct worker *w, struct conn *c, const struct net_addr *a);
 
 static bool peer_trusted(const struct worker *w, const struct conn *c)
 {
@@ -84,6 +87,7 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in,
     c->proxy_pending = false;
     if (h.has_addr)
         client_addr_to(&h.src, h.sport, &c->peer);
+    client_count(w, c); /* the header's client (or, LOCAL, the balancer's own) */
     stats_add(&w->stats->client[h.has_addr ? STATS_PROXY_ACCEPTED : STATS_PROXY_LOCAL], 1);
     uint32_t rest = *len - (uint32_t)r;
     if (rest)
@@ -92,7 +96,7 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in,
     return CLIENT_READY;
 }
 
-void client_real_ip(struct worker *w, const struct conn *c, struct exchange *x,
+void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
                     const struct http_request *req)
 {
     const struct settings *set = w->set;
@@ -104,4 +108,55 @@ void client_real_ip(struct worker *w, const struct conn *c, struct exchange *x,
     x->client_set = v == REALIP_FOUND;
     if (v != REALIP_NONE)
         stats_add(&w->stats->client[v == REALIP_FOUND ? STATS_REALIP_USED : STATS_REALIP_BAD], 1);
+    /* The connection counts for the client its request names (a balancer's
+     * connection for each client in turn, never for the balancer). */
+    if (w->srv->clients)
+        count_as(w, c, x->client_set ? &x->client : &peer);
+}
+
+/* ---- per-client connection counts (issue 22; clients.h) ------------------------ */
+
+/* c counts for the client at a from now: uncounted under its old key if it
+ * had another, counted under a's (or marked over the limit). */
+static void count_as(struct worker *w, struct conn *c, const struct net_addr *a)
+{
+    uint64_t key = clients_key(w->srv->clients, a);
+    if (c->client_counted && key == c->client_key)
+        return;
+    client_uncount(w, c);
+    c->client_key = key;
+    c->client_counted = clients_open(w->srv->clients, w->index, key, w->set->max_conns_per_client);
+    c->client_limited = !c->client_counted;
+}
+
+void client_count(struct worker *w, struct conn *c)
+{
+    struct net_addr a;
+    c->client_counted = c->client_limited = false;
+    if (!w->srv->clients || !client_addr_from(&c->peer, &a))
+        return; /* a Unix socket's client has no address to count */
+    /* Behind a trusted balancer with a real-IP header, the request names
+     * the client: the connection counts from its first request on. */
+    if (w->set->real_ip_header.n && net_cidr_any(w->set->trusted, w->set->ntrusted, &a))
+        return;
+    count_as(w, c, &a);
+}
+
+void client_uncount(struct worker *w, struct conn *c)
+{
+    if (c->client_counted)
+        clients_close(w->srv->clients, w->index, c->client_key);
+    c->client_counted = false;
+}
+
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x)
+{
+    struct net_addr a;
+    if (!w->srv->clients)
+        return 0;
+    if (c->client_counted)
+        return c->client_key;
+    if (x->client_set)
+        return clients_key(w->srv->clients, &x->client);
+    return client_addr_from(&c->peer, &a) ? clients_key(w->srv->clients, &a) : 0;
 }

@@ -35,9 +35,23 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in,
                                      uint32_t cap);
 
 /* After req's head was parsed on c: the real-IP header's client, when the
- * peer is trusted and the header names one, into x->client. */
-void client_real_ip(struct worker *w, const struct conn *c, struct exchange *x,
+ * peer is trusted and the header names one, into x->client; c then counts
+ * for that client (per-client limits). */
+void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
                     const struct http_request *req);
+
+/* --max-conns-per-client (issue 22): c's client is known (the socket's
+ * address, or the PROXY header's): c is counted for it across the workers,
+ * or marked c->client_limited when the client has the limit already (its
+ * request is then answered 503). Nothing without a limit. Behind a trusted
+ * balancer with --real-ip-header the request names the client: counted
+ * from client_real_ip() then. client_uncount() when c ends. */
+void client_count(struct worker *w, struct conn *c);
+void client_uncount(struct worker *w, struct conn *c);
+
+/* The key of the client of x on c in the per-client counts (clients.h), or
+ * 0 when none are kept or it has no address (a Unix socket's). */
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x);
 
 /* An IPv4 or IPv6 socket address in the 16-byte form; false for others. */
 bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out);

@@ -23,6 +23,7 @@
 #include "server/handler.h"
 #include "server/reply.h"
 #include "server/stats.h"
+#include "server/tls.h"
 #include "server/transport.h"
 #include "server/worker.h"
 #include "sys/sys.h"
@@ -88,6 +89,7 @@ static void request_begin(struct worker *w, struct conn *c)
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
     c->x->tls = c->tp != &transport_plain;
+    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1; /* sites: may c answer a host? */
 }
 
 /* The access-log line of the exchange, once: only a response that was
@@ -116,6 +118,9 @@ static void log_exchange(struct worker *w, struct conn *c)
             .status = x->status,
             .bytes = x->body_sent,
             .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
+            .log_host = w->set->hosts.n > 0,
+            .authority = x->authority,
+            .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,
         };
         access_log_add(&w->log, &e, w->now_ms);
     }
@@ -141,6 +146,9 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->x = NULL;
     c->timed_out = false;
     c->proxy_pending = w->set->proxy_protocol;
+    c->client_counted = c->client_limited = false;
+    if (!c->proxy_pending)
+        client_count(w, c); /* --max-conns-per-client */
     c->proxy_missing = false;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
@@ -172,6 +180,7 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
 
 void conn_free(struct worker *w, struct conn *c)
 {
+    client_uncount(w, c);
     if (c->x)
         exchange_release(w, c->x);
     release_slot(w, c);
@@ -365,7 +374,11 @@ static void process_input(struct worker *w, struct conn *c)
         } else {
             c->head_len = (uint32_t)r;
             client_real_ip(w, c, c->x, &w->req);
-            handler_request(w, c->x, &w->req);
+            c->x->client_key = client_key_of(w, c, c->x); /* limits, auth's failures */
+            if (c->client_limited)
+                reply_client_limit(w, c->x); /* over --max-conns-per-client */
+            else
+                handler_request(w, c->x, &w->req);
         }
         start_response(w, c);
     } while (drive(w, c) == 1 && response_done(w, c));

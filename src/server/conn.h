@@ -60,7 +60,10 @@ struct conn {
     enum close_reason linger_why; /* why the lingering close began (counted at its end) */
     bool timed_out;               /* the header deadline passed: a 408 is on its way */
     bool proxy_pending;           /* --proxy-protocol: the PROXY header is still to come */
-    bool proxy_missing;           /* the TLS port found no PROXY header: the first answer is 400 */
+    bool client_counted;          /* in the per-client counts under client_key (clients.h) */
+    bool client_limited;          /* over --max-conns-per-client: its request gets a 503 */
+    uint64_t client_key;
+    bool proxy_missing; /* the TLS port found no PROXY header: the first answer is 400 */
     struct sockaddr_storage peer;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };

@@ -163,8 +163,11 @@ void dirlist_start(struct worker *w, struct exchange *x, int dirfd, enum listing
         return;
     }
     x->fd = dirfd; /* closed when the exchange ends */
-    *state_of(x) = (struct listing_src){
-        .fd = dirfd, .pass = 0, .first = true, .follow = w->set->follow_symlinks, .format = f};
+    *state_of(x) = (struct listing_src){.fd = dirfd,
+                                        .pass = 0,
+                                        .first = true,
+                                        .follow = exchange_site(w, x)->conf->follow_symlinks,
+                                        .format = f};
     struct response r;
     response_init(&r, 200);
     response_add(&r, "Content-Type",

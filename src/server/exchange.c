@@ -11,6 +11,7 @@
 #include "core/site.h"
 #include "server/filecache.h"
 #include "server/server.h"
+#include "server/stats.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
@@ -23,6 +24,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->method = x->target = x->referer = x->user_agent = x->encoding = (struct span){0};
     x->minor = 1;
     x->head_only = x->keep_alive = x->close = x->tls = false;
+    x->tls_ctx = -1;
     x->status = 0;
     x->body = x->close_after = false;
     outq_reset(&x->q);
@@ -34,9 +36,12 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->entry = NULL;
     x->fd = -1;
     x->site_name = (struct span){0};
+    x->site = NULL;
+    x->authority = (struct span){0};
     x->head_sent = x->body_sent = 0;
     x->client_set = false;
     x->started_us = 0;
+    x->client_key = 0;
 }
 
 /* The request's method, as the site options distinguish them. */
@@ -47,6 +52,11 @@ static enum site_method site_method_of(const struct exchange *x)
     return span_eq_cstr(x->method, "OPTIONS") ? SITE_OPTIONS : SITE_OTHER;
 }
 
+const struct vsite *exchange_site(const struct worker *w, const struct exchange *x)
+{
+    return x->site ? x->site : &w->srv->sites[0];
+}
+
 void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
 {
     PITH_ASSERT(x->status == 0 && outq_empty(&x->q));
@@ -54,7 +64,11 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     r->close = r->close || x->close || w->draining;
     char extra[SITE_FIELD_BYTES_MAX + 512];
     struct buf e = buf_make(extra, sizeof extra);
-    const struct site *site = &w->set->site;
+    const struct vsite *vs = exchange_site(w, x);
+    const struct site *site = &vs->conf->site;
+    /* Responses per site (/metrics): counted here, where every protocol's
+     * answer is encoded. */
+    stats_add(&w->stats->site_requests[vs->index], 1);
     site_fields(site, r->status, site_method_of(x), x->site_name, &e);
     /* --hsts: every HTTPS response carries it (RFC 6797 §7.1); with the
      * site's fields, so it takes none of the response's field slots. */

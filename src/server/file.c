@@ -301,14 +301,14 @@ static void respond(struct worker *w, struct exchange *x, struct fc_result *res,
          * whose fields are copied into the head, never referenced (it
          * keeps no HTTP/1 form). */
         e = &w->scratch_entry;
-        filecache_describe(&w->cache.cfg, e, &res->st, name, w->now_sec);
+        filecache_describe(&exchange_site(w, x)->fc, e, &res->st, name, w->now_sec);
         x->fd = res->fd; /* closed when the exchange ends */
         fb = (struct file_bytes){NULL, res->fd};
     }
     if (no_cache) {
         /* The same file and validators, with "no-cache" for Cache-Control:
          * described again in the scratch entry (its fields are copied). */
-        struct fc_settings s = w->cache.cfg;
+        struct fc_root s = exchange_site(w, x)->fc;
         s.cache_control = "no-cache";
         s.nimmutable = 0;
         struct sys_stat st = e->st;

@@ -14,11 +14,11 @@
 
 #include <errno.h>
 
-/* FNV-1a: short keys, no attacker gain from collisions beyond a longer
- * chain in a table of bounded size. */
-static uint32_t hash_key(const char *p, size_t n)
+/* FNV-1a over the root (which site) and the path: short keys, no attacker
+ * gain from collisions beyond a longer chain in a table of bounded size. */
+static uint32_t hash_key(const struct fc_root *root, const char *p, size_t n)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = 2166136261u ^ (uint32_t)((uintptr_t)root >> 4);
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)p[i]) * 16777619u;
     return h;
@@ -169,10 +169,11 @@ static struct fc_entry *entry_slot(struct filecache *fc)
     return NULL;
 }
 
-static struct fc_entry *find(struct filecache *fc, const char *key, size_t n, uint32_t h)
+static struct fc_entry *find(struct filecache *fc, const struct fc_root *root, const char *key,
+                             size_t n, uint32_t h)
 {
     for (struct fc_entry *e = fc->table[h & fc->mask]; e; e = e->hnext)
-        if (e->hash == h && e->key_len == n && mem_eq(e->key, key, n))
+        if (e->hash == h && e->root == root && e->key_len == n && mem_eq(e->key, key, n))
             return e;
     return NULL;
 }
@@ -185,7 +186,7 @@ static struct span last_segment(struct span path)
     return span_make(path.p + i, path.n - i);
 }
 
-void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const struct sys_stat *st,
+void filecache_describe(const struct fc_root *s, struct fc_entry *e, const struct sys_stat *st,
                         struct span name, int64_t now_sec)
 {
     e->st = *st;
@@ -327,7 +328,7 @@ static void variant_describe(struct fc_entry *e, int c)
  * or anything outside is never opened for reading. */
 static void variant_fill(struct filecache *fc, struct fc_entry *e, int c)
 {
-    const struct fc_settings *s = &fc->cfg;
+    const struct fc_root *s = e->root;
     struct fc_variant *v = &e->var[c];
     char path[FC_KEY_MAX + 8];
     v->seen = v->used = false;
@@ -335,7 +336,7 @@ static void variant_fill(struct filecache *fc, struct fc_entry *e, int c)
     v->body = NULL;
     if (!variant_path(e, c, path, sizeof path))
         return;
-    int fd = resolve_open(s->variant_dir_fd, path, s->follow_symlinks, s->resolve);
+    int fd = resolve_open(s->variant_dir_fd, path, s->follow_symlinks, fc->cfg.resolve);
     if (fd < 0)
         return;
     if (sys_fstat(fd, &v->st) < 0) {
@@ -380,7 +381,7 @@ static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t nee
         e->var[c].seen = e->var[c].used = false;
         e->var[c].fd = -1;
         e->var[c].body = NULL;
-        if (FILECACHE_VARIANTS && fc->cfg.precompressed) {
+        if (FILECACHE_VARIANTS && e->root->precompressed) {
             variant_fill(fc, e, c);
             need += e->var[c].fd >= 0;
         }
@@ -402,11 +403,10 @@ static bool variants_fill(struct filecache *fc, struct fc_entry *e, uint32_t nee
 }
 
 /* A miss: open beneath the root and, for a regular file, make an entry. */
-static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, int64_t now_ms,
-                 int64_t now_sec, struct fc_result *out)
+static void fill(struct filecache *fc, const struct fc_root *s, const char *path, size_t n,
+                 uint32_t h, int64_t now_ms, int64_t now_sec, struct fc_result *out)
 {
-    const struct fc_settings *s = &fc->cfg;
-    int fd = resolve_open(s->root_fd, path, s->follow_symlinks, s->resolve);
+    int fd = resolve_open(s->root_fd, path, s->follow_symlinks, fc->cfg.resolve);
     if (fd < 0) {
         out->err = fd;
         return;
@@ -425,6 +425,7 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
         return;
     }
     filecache_describe(s, e, &out->st, span_make(path, n), now_sec);
+    e->root = s;
     mem_copy(e->key, path, n);
     e->key_len = (uint16_t)n;
     e->hash = h;
@@ -462,14 +463,14 @@ static void fill(struct filecache *fc, const char *path, size_t n, uint32_t h, i
  * away makes the entry be made afresh. */
 static bool variants_unchanged(struct filecache *fc, const struct fc_entry *e)
 {
-    const struct fc_settings *s = &fc->cfg;
+    const struct fc_root *s = e->root;
     for (int c = 0; c < AE_CODINGS; c++) {
         const struct fc_variant *v = &e->var[c];
         char path[FC_KEY_MAX + 8];
         struct sys_stat st;
         if (!variant_path(e, c, path, sizeof path))
             continue;
-        int r = resolve_stat(s->variant_dir_fd, path, s->follow_symlinks, s->resolve, &st);
+        int r = resolve_stat(s->variant_dir_fd, path, s->follow_symlinks, fc->cfg.resolve, &st);
         if (r == -EMFILE || r == -ENFILE)
             continue; /* cannot look now: keep what we have */
         if ((r == 0) != v->seen || (r == 0 && !same_file(&st, &v->st)))
@@ -488,8 +489,8 @@ static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms
     if (now_ms - e->checked_ms < 1000)
         return true;
     struct sys_stat st;
-    const struct fc_settings *s = &fc->cfg;
-    int r = resolve_stat(s->root_fd, e->key, s->follow_symlinks, s->resolve, &st);
+    const struct fc_root *s = e->root;
+    int r = resolve_stat(s->root_fd, e->key, s->follow_symlinks, fc->cfg.resolve, &st);
     if (r == -EMFILE || r == -ENFILE)
         return true; /* cannot look now (out of descriptors): keep serving it */
     if (r < 0)
@@ -502,13 +503,13 @@ static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms
     return true;
 }
 
-void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, int64_t now_sec,
-                      struct fc_result *out)
+void filecache_lookup(struct filecache *fc, const struct fc_root *root, const char *path,
+                      int64_t now_ms, int64_t now_sec, struct fc_result *out)
 {
     size_t n = cstr_len(path);
-    uint32_t h = hash_key(path, n);
+    uint32_t h = hash_key(root, path, n);
     *out = (struct fc_result){.fd = -1};
-    struct fc_entry *e = n <= FC_KEY_MAX ? find(fc, path, n, h) : NULL;
+    struct fc_entry *e = n <= FC_KEY_MAX ? find(fc, root, path, n, h) : NULL;
     if (e && !still_fresh(fc, e, now_ms)) {
         entry_drop(fc, e);
         e = NULL;
@@ -523,5 +524,5 @@ void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, in
         return;
     }
     fc->misses++;
-    fill(fc, path, n, h, now_ms, now_sec, out);
+    fill(fc, root, path, n, h, now_ms, now_sec, out);
 }

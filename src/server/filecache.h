@@ -2,7 +2,9 @@
 /*
  * filecache.h - the per-worker open-file and small-file cache.
  *
- * An entry is keyed by the normalized relative path and holds what answering
+ * An entry is keyed by its root (one per site, issue 22: two sites never
+ * share an entry for the same relative path) and the normalized relative
+ * path, and holds what answering
  * for that file needs without a system call: the stat, the ETag and
  * Last-Modified, the media type, the fields of a 200 response (with their
  * HTTP/1 form, so a hit copies none of them), and
@@ -71,6 +73,17 @@ struct fc_variant {
     char head[FC_VHEAD_MAX];   /* their HTTP/1 form */
 };
 
+/* Where and how files are looked up: one per site, read-only after start. */
+struct fc_root {
+    int root_fd;
+    int variant_dir_fd; /* where variants' paths start: the root, or the mirror tree */
+    bool follow_symlinks;
+    bool precompressed; /* look for variants */
+    const char *cache_control;
+    const char *const *immutable; /* globs */
+    unsigned nimmutable;
+};
+
 struct fc_entry {
     struct fc_entry *hnext;               /* hash chain */
     struct fc_entry *lru_prev, *lru_next; /* most recent at the list's head */
@@ -91,26 +104,21 @@ struct fc_entry {
     uint8_t etag_len;
     char etag[ETAG_MAX];
     char lm_text[DATE_IMF_LEN];
-    struct field_block fields; /* Content-Type .. Accept-Ranges of a 200 */
-    char head[FC_HEAD_MAX];    /* their HTTP/1 form, for a cached entry */
+    struct field_block fields;  /* Content-Type .. Accept-Ranges of a 200 */
+    char head[FC_HEAD_MAX];     /* their HTTP/1 form, for a cached entry */
+    const struct fc_root *root; /* with key: what the entry is for */
     uint16_t key_len;
     char key[FC_KEY_MAX];
     bool has_variants; /* some variant is used: every response says Vary */
     struct fc_variant var[AE_CODINGS];
 };
 
+/* What all the sites' entries share: one table, one budget. */
 struct fc_settings {
-    int root_fd;
     enum resolve_method resolve;
-    bool follow_symlinks;
     uint32_t entries;
     uint64_t mem_bytes; /* --cache-size */
     uint32_t max_file;  /* --cache-max-file: larger files go by sendfile */
-    const char *cache_control;
-    const char *const *immutable; /* globs */
-    unsigned nimmutable;
-    bool precompressed; /* look for variants */
-    int variant_dir_fd; /* where their paths start: the root, or the mirror tree */
 };
 
 #define FC_CLASSES 13 /* 256 B .. 1 MiB blocks: up to --cache-max-file's maximum */
@@ -143,17 +151,19 @@ struct fc_result {
 /* Reserves the table and the memory arena (address space only). 0 or -ENOMEM. */
 int filecache_init(struct filecache *fc, const struct fc_settings *s);
 
-/* Looks path (normalized, NUL-terminated) up, opening it beneath the root on
- * a miss. now_ms paces revalidation; now_sec clamps Last-Modified. */
-void filecache_lookup(struct filecache *fc, const char *path, int64_t now_ms, int64_t now_sec,
-                      struct fc_result *out);
+/* Looks path (normalized, NUL-terminated) up beneath root (which must
+ * outlive the cache), opening it there on a miss. now_ms paces
+ * revalidation; now_sec clamps Last-Modified. */
+void filecache_lookup(struct filecache *fc, const struct fc_root *root, const char *path,
+                      int64_t now_ms, int64_t now_sec, struct fc_result *out);
 
 /* Drops a reference taken by filecache_lookup(). */
 void filecache_release(struct filecache *fc, struct fc_entry *e);
 
-/* Fills an entry's validators, type and field block for st (also used for
- * files that are not cached); the block keeps no HTTP/1 form. */
-void filecache_describe(const struct fc_settings *s, struct fc_entry *e, const struct sys_stat *st,
+/* Fills an entry's validators, type and field block for st with root's
+ * caching rules (also used for files that are not cached); the block keeps
+ * no HTTP/1 form. */
+void filecache_describe(const struct fc_root *root, struct fc_entry *e, const struct sys_stat *st,
                         struct span name, int64_t now_sec);
 
 #endif

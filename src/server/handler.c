@@ -14,10 +14,13 @@
 #include "core/response.h"
 #include "core/site.h"
 #include "core/target.h"
+#include "server/auth.h"
+#include "server/clients.h"
 #include "server/dirlist.h"
 #include "server/exchange.h"
 #include "server/file.h"
 #include "server/reply.h"
+#include "server/sites.h"
 #include "server/tls.h"
 #include "server/worker.h"
 #include "sys/resolve.h"
@@ -99,7 +102,8 @@ static bool wants_json(struct worker *w, const struct target *t)
  * listing, else 403. */
 static void serve_directory(struct worker *w, struct exchange *x, int dirfd, const struct target *t)
 {
-    const struct settings *cfg = w->set;
+    const struct vsite *vs = exchange_site(w, x);
+    const struct site_conf *cfg = vs->conf;
     size_t n = cstr_len(w->path), in = cstr_len(cfg->index);
     char rel[PATH_MAX + 1];
     if (n + 1 + in < sizeof rel) {
@@ -109,7 +113,7 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
             rel[at++] = '/';
         mem_copy(rel + at, cfg->index, in + 1);
         struct fc_result res;
-        filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, &res);
+        filecache_lookup(&w->cache, &vs->fc, rel, w->now_ms, w->now_sec, &res);
         if (res.entry || (res.fd >= 0 && sys_file_type(&res.st) == SYS_FILE_REGULAR)) {
             sys_close(dirfd);
             file_respond(w, x, &res, span_make(rel, at + in));
@@ -140,7 +144,7 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
 static bool serve_if_regular(struct worker *w, struct exchange *x, const char *rel, bool no_cache)
 {
     struct fc_result res;
-    filecache_lookup(&w->cache, rel, w->now_ms, w->now_sec, &res);
+    filecache_lookup(&w->cache, &exchange_site(w, x)->fc, rel, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0)
         return false;
     if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
@@ -159,7 +163,7 @@ static bool serve_if_regular(struct worker *w, struct exchange *x, const char *r
  * True when answered. */
 static bool serve_missing(struct worker *w, struct exchange *x, unsigned flags)
 {
-    const struct site *site = &w->set->site;
+    const struct site *site = &exchange_site(w, x)->conf->site;
     struct span path = span_make(w->path, cstr_len(w->path));
     char rel[PATH_MAX + 8];
     if (!(flags & TARGET_TRAILING_SLASH) && site_clean_candidate(site, path, rel, sizeof rel) &&
@@ -176,16 +180,16 @@ static bool serve_missing(struct worker *w, struct exchange *x, unsigned flags)
 static bool clean_redirect(struct worker *w, struct exchange *x, const struct target *t,
                            unsigned flags)
 {
+    const struct vsite *vs = exchange_site(w, x);
     struct span path = span_make(w->path, cstr_len(w->path));
-    size_t n = site_clean_redirect(&w->set->site, path);
+    size_t n = site_clean_redirect(&vs->conf->site, path);
     if (!n || (flags & TARGET_TRAILING_SLASH))
         return false;
     char stem[PATH_MAX + 1];
     mem_copy(stem, w->path, n);
     stem[n] = '\0';
     struct sys_stat st;
-    if (resolve_stat(w->srv->root_fd, stem, w->set->follow_symlinks, w->srv->resolve, &st) !=
-        -ENOENT)
+    if (resolve_stat(vs->root_fd, stem, vs->conf->follow_symlinks, w->srv->resolve, &st) != -ENOENT)
         return false;
     char loc[HTTP_MAX_REQUEST_LINE + 8];
     struct buf b = buf_make(loc, sizeof loc);
@@ -213,7 +217,7 @@ static void release(struct worker *w, struct fc_result *res)
 static void serve_path(struct worker *w, struct exchange *x, const struct target *t, unsigned flags)
 {
     struct fc_result res;
-    filecache_lookup(&w->cache, w->path, w->now_ms, w->now_sec, &res);
+    filecache_lookup(&w->cache, &exchange_site(w, x)->fc, w->path, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0 && res.err == -ENOENT && serve_missing(w, x, flags))
         return;
     if (!res.entry && res.fd < 0) {
@@ -299,6 +303,23 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     x->keep_alive = w->info.keep_alive;
     if (testhook_request(w, x, req->target))
         return;
+    /* The site: from the absolute-form target's authority when there is
+     * one (RFC 9112 §3.2.2), else from Host, which http_fields checked. */
+    struct target t;
+    bool split = target_split(req->target, &t) == 0;
+    x->authority = split && t.form == TARGET_ABSOLUTE ? t.authority : w->info.host;
+    if (sites_route(w->srv, x->tls_ctx, x->authority, &x->site) == SITES_MISDIRECTED) {
+        reply_error(w, x, 421); /* another certificate's site: the client retries elsewhere */
+        return;
+    }
+    /* A site's own --max-conns-per-client: the client's connections now
+     * (this one included) against it (the top level's was checked when the
+     * connection was counted). */
+    unsigned limit = x->site->conf->max_conns_per_client;
+    if (limit && x->client_key && clients_conns(w->srv->clients, x->client_key) > limit) {
+        reply_client_limit(w, x);
+        return;
+    }
     int status = method_status(req->method_id);
     if (status) {
         /* A body is never read: the connection ends after the answer,
@@ -307,8 +328,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         reply_error(w, x, status);
         return;
     }
-    struct target t;
-    if (target_split(req->target, &t) < 0) {
+    if (!split) {
         reply_error(w, x, 400);
         return;
     }
@@ -324,7 +344,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     unsigned flags = 0;
-    long n = target_normalize(t.path, w->path, sizeof w->path - 1, &flags);
+    long n = target_normalize_all(t.path, w->path, sizeof w->path - 1, &flags);
     if (n < 0) {
         /* A decoded path longer than PATH_MAX names no file: 404, not 414
          * (the request line itself was within its limit). */
@@ -332,6 +352,14 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     w->path[n] = '\0';
+    /* Basic auth before anything about the path is told: the dotfile
+     * rule's 403, the file's existence (issue 22). */
+    if (!auth_allow(w, x, req, w->path))
+        return;
+    if (flags & TARGET_HIDDEN) {
+        reply_error(w, x, 403);
+        return;
+    }
     if (req->method_id == HTTP_METHOD_OPTIONS) {
         options_response(w, x);
         return;

@@ -52,8 +52,8 @@ static const struct lockdown_syscall common[] = {
     ALLOW(getrandom, "multipart/byteranges boundaries; OpenSSL (HTTPS)'s random numbers"),
     ALLOW(exit_group, "the end of a worker"),
     ALLOW(restart_syscall, "the kernel restarts an interrupted wait after SIGSTOP/SIGCONT"),
-    ALLOW(mmap, "OpenSSL (HTTPS): malloc's large blocks"),
-    ALLOW(munmap, "OpenSSL (HTTPS): malloc's large blocks"),
+    ALLOW(mmap, "OpenSSL (HTTPS): malloc's large blocks; basic auth: yescrypt's 16 MiB"),
+    ALLOW(munmap, "OpenSSL (HTTPS): malloc's large blocks; basic auth: yescrypt's 16 MiB"),
     ALLOW(mremap, "OpenSSL (HTTPS): realloc of large blocks"),
     ALLOW(brk, "OpenSSL (HTTPS): malloc's heap"),
     ALLOW(madvise, "OpenSSL (HTTPS): free() gives pages back"),
@@ -142,12 +142,15 @@ static int fail(const char *what, int err)
 static int restrict_files(struct worker *w)
 {
     const struct server *srv = w->srv;
-    struct sys_landlock_rule rules[3];
+    struct sys_landlock_rule rules[2 * SETTINGS_SITES_MAX + 1];
     size_t n = 0;
-    rules[n++] = (struct sys_landlock_rule){srv->root_fd, SYS_LL_READ};
-    /* --precompressed DIR: the variants' mirror tree, read like the root. */
-    if (srv->precomp_fd >= 0)
-        rules[n++] = (struct sys_landlock_rule){srv->precomp_fd, SYS_LL_READ};
+    /* Every site's root, and its --precompressed DIR (the variants' mirror
+     * tree), read-only. */
+    for (unsigned i = 0; i < srv->set.nsites; i++) {
+        rules[n++] = (struct sys_landlock_rule){srv->sites[i].root_fd, SYS_LL_READ};
+        if (srv->sites[i].precomp_fd >= 0)
+            rules[n++] = (struct sys_landlock_rule){srv->sites[i].precomp_fd, SYS_LL_READ};
+    }
     if (w->log.dir_fd >= 0)
         rules[n++] = (struct sys_landlock_rule){w->log.dir_fd, SYS_LL_WRITE};
     int r = sys_landlock_restrict(srv->landlock_abi, rules, n);

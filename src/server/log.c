@@ -10,6 +10,7 @@
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/escape.h"
+#include "core/vhost.h"
 #include "sys/sandbox.h"
 #include "sys/sys.h"
 
@@ -203,6 +204,15 @@ static void json_string(struct buf *b, struct span s, size_t max)
     buf_put_char(b, '"');
 }
 
+/* The host of a line with log_host: its text in out[cap], or empty. */
+static struct span host_of(const struct access_entry *e, char *out, size_t cap)
+{
+    long n = e->authority.n ? vhost_host_key(e->authority, out, cap) : -1;
+    if (n > 0)
+        return span_make(out, (size_t)n);
+    return e->site_name ? span_make(e->site_name, cstr_len(e->site_name)) : (struct span){0};
+}
+
 static void json_line(struct buf *b, const struct access_entry *e)
 {
     char addr[64], iso[DATE_ISO_LEN];
@@ -231,6 +241,11 @@ static void json_line(struct buf *b, const struct access_entry *e)
         buf_put_cstr(b, "null");
     buf_put_cstr(b, ",\"encoding\":");
     json_string(b, e->encoding.n ? e->encoding : (struct span){NULL, 0}, 32);
+    if (e->log_host) {
+        char host[VHOST_NAME_MAX + 2];
+        buf_put_cstr(b, ",\"host\":");
+        json_string(b, host_of(e, host, sizeof host), VHOST_NAME_MAX + 2);
+    }
     /* TLS (its own branch): ",\"tls\":" and the version, or null. */
     buf_put_cstr(b, "}\n");
 }
@@ -274,7 +289,14 @@ void access_log_add(struct access_log *l, const struct access_entry *e, int64_t 
     put_quoted(&b, e->referer, 256);
     buf_put_char(&b, ' ');
     put_quoted(&b, e->user_agent, 256);
-    /* The coding of a precompressed variant, as a tenth field only then:
+    /* Sites: the host as a tenth field, on every line of a server with site
+     * names (a server without stays exactly combined format). */
+    if (e->log_host) {
+        char host[VHOST_NAME_MAX + 2];
+        buf_put_char(&b, ' ');
+        put_quoted(&b, host_of(e, host, sizeof host), VHOST_NAME_MAX + 2);
+    }
+    /* The coding of a precompressed variant, as the last field only then:
      * every other line stays exactly combined format. */
     if (e->encoding.n) {
         buf_put_char(&b, ' ');

@@ -47,6 +47,13 @@ struct access_entry {
     int minor;
     int status;
     uint64_t bytes;
+    /* Sites (issue 22): with site names configured, every line says which
+     * host was asked for, as nginx's $host: the authority's host
+     * (lowercased, no port, no trailing dot), else the answering site's
+     * name (NULL for the default site without one: "-"). */
+    bool log_host;
+    struct span authority;
+    const char *site_name;
     /* --log-format json only: */
     int64_t duration_us; /* head complete -> last byte handed to the kernel; -1: unknown */
 };
@@ -60,7 +67,9 @@ int access_log_open(struct access_log *l, const char *path, bool json);
  * JSON: {"time":"2026-11-30T02:28:14Z","remote_addr":"192.0.2.7","method":"GET",
  * "target":"/a","protocol":"HTTP/1.1","status":200,"bytes":160,"referer":null,
  * "user_agent":"curl/8","duration_us":412,"encoding":null}; fields of a
- * request without a request line are null. Strings are exact JSON: '"', '\\'
+ * request without a request line are null. With log_host, combined lines
+ * get the host quoted after the user agent (before an encoding), and JSON
+ * a "host" field after "encoding". Strings are exact JSON: '"', '\\'
  * and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms);
 

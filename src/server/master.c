@@ -38,6 +38,7 @@
 #include "server/master.h"
 
 #include "core/bytes.h"
+#include "server/clients.h"
 #include "server/log.h"
 #include "server/stats.h"
 #include "server/status.h"
@@ -208,6 +209,8 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     /* Its connections are gone; it can no longer say so itself. */
     stats_set(&m->srv->stats->w[i].open_conns, 0);
     stats_set(&m->srv->stats->w[i].up, 0);
+    if (m->srv->clients)
+        clients_reset(m->srv->clients, i); /* nor count for their clients */
     if (m->stopping)
         return;
     stats_add(&m->srv->stats->restarts, 1);
@@ -321,6 +324,41 @@ static void prepare_log_reopen(struct master *m)
     sys_close(fd);
 }
 
+/* HUP (without --config) and USR1: the log reopened; HUP also reloads the
+ * certificates and keys. */
+static void reopen(struct master *m, int sig)
+{
+    /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
+    if (sig == SIGHUP && m->announced)
+        notify("RELOADING=1\nSTATUS=reopening the access log");
+    prepare_log_reopen(m);
+    /* HUP: the master (which keeps its privileges) re-reads the
+     * certificates and keys; the workers build from what it read. */
+    if (sig == SIGHUP && m->srv->tls)
+        tls_server_reload(m->srv->tls, &m->srv->set);
+    signal_workers(m, sig);
+    if (sig == SIGHUP && m->announced)
+        notify("READY=1\nSTATUS=serving");
+}
+
+/* SIGHUP with --config (issue 22): the configuration is read again by a new
+ * master, started on our listeners exactly as a SIGUSR2 upgrade starts one
+ * (the binary at the same path): it checks everything as at any start, and
+ * once its workers serve it sends us TERM and we drain. A file it refuses
+ * makes it exit before that, saying why on the error log it inherited, and
+ * we keep serving as we were (upgrade_child_exited). The log is reopened
+ * meanwhile, as HUP always does, for logrotate. systemd sees RELOADING=1,
+ * then the new master's MAINPID= and READY=1, or our READY=1 after a
+ * refused file. */
+static void reload(struct master *m)
+{
+    if (m->announced && m->up.pid == 0 && !m->stopping)
+        notify("RELOADING=1\nSTATUS=reloading the configuration");
+    prepare_log_reopen(m);
+    signal_workers(m, SIGUSR1);
+    upgrade_start(&m->up, m->srv, m->stopping, true);
+}
+
 static void on_signal(struct master *m, int sig)
 {
     switch (sig) {
@@ -336,20 +374,13 @@ static void on_signal(struct master *m, int sig)
         }
         break;
     case SIGHUP:
-    case SIGUSR1:
-        /* Before READY=1, a reload says nothing: READY=1 comes anyway. */
-        if (sig == SIGHUP && m->announced)
-            notify("RELOADING=1\nSTATUS=reopening the access log");
-        prepare_log_reopen(m);
-        /* HUP: the master (which keeps its privileges) re-reads the
-         * certificates and keys; the workers build from what it read. */
-        if (sig == SIGHUP && m->srv->tls)
-            tls_server_reload(m->srv->tls, &m->srv->set);
-        signal_workers(m, sig);
-        if (sig == SIGHUP && m->announced)
-            notify("READY=1\nSTATUS=serving");
+        if (m->srv->set.config_path)
+            reload(m);
+        else
+            reopen(m, sig);
         break;
-    case SIGUSR2: upgrade_start(&m->up, m->srv, m->stopping); break;
+    case SIGUSR1: reopen(m, sig); break;
+    case SIGUSR2: upgrade_start(&m->up, m->srv, m->stopping, false); break;
     default: break; /* SIGCHLD: reaped below */
     }
 }
@@ -378,7 +409,12 @@ static void collect_ready(struct master *m)
     buf_put_cstr(&b, "READY=1\nMAINPID=");
     buf_put_u64(&b, (uint64_t)sys_getpid());
     buf_put_cstr(&b, "\nSTATUS=serving ");
-    buf_put_cstr(&b, srv->root_path);
+    buf_put_cstr(&b, srv->sites[0].root_path);
+    if (srv->set.nsites > 1) {
+        buf_put_cstr(&b, " and ");
+        buf_put_u64(&b, srv->set.nsites - 1);
+        buf_put_cstr(&b, srv->set.nsites == 2 ? " more site" : " more sites");
+    }
     buf_put_cstr(&b, " on ");
     buf_put_cstr(&b, srv->url);
     msg[b.full ? 0 : b.len] = '\0';

@@ -14,6 +14,7 @@
 #include "core/site.h"
 #include "server/exchange.h"
 #include "server/filecache.h"
+#include "server/stats.h"
 #include "server/worker.h"
 #include "sys/sys.h"
 
@@ -30,9 +31,10 @@ static void small(struct worker *w, struct exchange *x, int status, const char *
     if (vary)
         response_add(&r, "Vary", SPAN_LIT("Accept-Encoding"));
     /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
-    if (cacheable)
-        response_add(&r, "Cache-Control",
-                     span_make(w->set->cache_control, cstr_len(w->set->cache_control)));
+    if (cacheable) {
+        const char *cc = exchange_site(w, x)->conf->cache_control;
+        response_add(&r, "Cache-Control", span_make(cc, cstr_len(cc)));
+    }
     response_set_length(&r, respond_error_body_len(status));
     exchange_reply(w, x, &r);
     if (!x->body)
@@ -69,13 +71,15 @@ static bool status_closes(int status)
  * the target: no ETag, Last-Modified, Accept-Ranges or Cache-Control).
  * HEAD gets the head. False, with nothing queued, when the page cannot be
  * opened: the built-in body answers instead. */
-static bool error_page(struct worker *w, struct exchange *x, int status)
+static bool error_page(struct worker *w, struct exchange *x, int status, const char *name,
+                       struct span value)
 {
-    const char *path = site_page_for(&w->set->site, status);
+    const struct vsite *vs = exchange_site(w, x);
+    const char *path = site_page_for(&vs->conf->site, status);
     if (!path || x->entry || x->fd >= 0)
         return false;
     struct fc_result res;
-    filecache_lookup(&w->cache, path, w->now_ms, w->now_sec, &res);
+    filecache_lookup(&w->cache, &vs->fc, path, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0)
         return false;
     if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
@@ -87,7 +91,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status)
         x->entry = e;
     } else {
         e = &w->scratch_entry;
-        filecache_describe(&w->cache.cfg, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
+        filecache_describe(&vs->fc, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
         e->fd = -1;
         e->body = NULL;
         x->fd = res.fd;
@@ -95,8 +99,8 @@ static bool error_page(struct worker *w, struct exchange *x, int status)
     struct response r;
     response_init(&r, status);
     response_add(&r, "Content-Type", e->type);
-    if (status == 405)
-        response_add(&r, "Allow", SPAN_LIT(REPLY_ALLOW));
+    if (name) /* Allow for 405 (reply_error_with), Retry-After, WWW-Authenticate */
+        response_add(&r, name, value);
     response_set_length(&r, e->st.size);
     exchange_reply(w, x, &r);
     if (e->st.size == 0)
@@ -108,16 +112,30 @@ static bool error_page(struct worker *w, struct exchange *x, int status)
     return true;
 }
 
-void reply_error(struct worker *w, struct exchange *x, int status)
+void reply_error_with(struct worker *w, struct exchange *x, int status, const char *name,
+                      struct span value)
 {
     if (status_closes(status))
         x->close = true;
-    if (error_page(w, x, status))
+    if (status == 405 && !name) {
+        name = "Allow";
+        value = SPAN_LIT(REPLY_ALLOW);
+    }
+    if (error_page(w, x, status, name, value))
         return;
-    if (status == 405)
-        reply_small(w, x, status, "Allow", SPAN_LIT(REPLY_ALLOW), false);
-    else
-        reply_small(w, x, status, NULL, (struct span){0}, false);
+    reply_small(w, x, status, name, value, false);
+}
+
+void reply_error(struct worker *w, struct exchange *x, int status)
+{
+    reply_error_with(w, x, status, NULL, (struct span){0});
+}
+
+void reply_client_limit(struct worker *w, struct exchange *x)
+{
+    stats_add(&w->stats->client_limited, 1);
+    x->close = true; /* the connection is the client's one too many */
+    reply_error_with(w, x, 503, "Retry-After", SPAN_LIT(REPLY_LIMIT_RETRY));
 }
 
 int reply_open_error_status(int err)

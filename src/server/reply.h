@@ -12,6 +12,9 @@ struct worker;
 struct exchange;
 
 #define REPLY_ALLOW "GET, HEAD, OPTIONS" /* the methods pith serves */
+/* Retry-After of a 503 for a client over --max-conns-per-client: seconds in
+ * which one of its other connections has likely finished. */
+#define REPLY_LIMIT_RETRY "5"
 
 /* A response with the small fixed HTML body and one optional extra field
  * (extra_name NULL: none); `cacheable` adds the default Cache-Control. */
@@ -28,6 +31,15 @@ void reply_small_vary(struct worker *w, struct exchange *x, int status, const ch
  * 505 (the request's framing is unknown) close the connection; 405 carries
  * Allow. */
 void reply_error(struct worker *w, struct exchange *x, int status);
+
+/* The same with one more field (name NULL: none), on the page of
+ * --error-page too: 503 with Retry-After, 401 with WWW-Authenticate. */
+void reply_error_with(struct worker *w, struct exchange *x, int status, const char *name,
+                      struct span value);
+
+/* A client over --max-conns-per-client (issue 22): 503 with Retry-After,
+ * and the connection closes; counted for /metrics. */
+void reply_client_limit(struct worker *w, struct exchange *x);
 
 /* Maps a failed open beneath the root (-errno) to the contract's status. */
 int reply_open_error_status(int err);

@@ -12,7 +12,13 @@
 
 #define STATS_NAME(name, text) text,
 static const char *const client_names[] = {STATS_CLIENT_LIST(STATS_NAME)};
+static const char *const auth_names[] = {STATS_AUTH_LIST(STATS_NAME)};
 #undef STATS_NAME
+
+const char *stats_auth_name(enum stats_auth e)
+{
+    return (unsigned)e < STATS_AUTH_RESULTS ? auth_names[e] : "?";
+}
 
 const char *stats_client_name(enum stats_client e)
 {

@@ -35,8 +35,17 @@
     X(STATS_REALIP_USED, "real_ip_used")        /* the real-IP header named the client */          \
     X(STATS_REALIP_BAD, "real_ip_malformed")    /* a malformed real-IP header, ignored */
 
+/* What basic auth (issue 22) decided for a request under a protected prefix. */
+#define STATS_AUTH_LIST(X)                                                                         \
+    X(STATS_AUTH_OK, "verified")     /* crypt said yes */                                          \
+    X(STATS_AUTH_CACHED, "cached")   /* a credential that verified before */                       \
+    X(STATS_AUTH_FAILED, "failed")   /* a wrong or malformed credential: 401 */                    \
+    X(STATS_AUTH_MISSING, "missing") /* none (or two): 401 */                                      \
+    X(STATS_AUTH_LIMITED, "limited") /* too many failures: 429, not checked */
+
 #define STATS_ENUM(name, text) name,
 enum stats_client { STATS_CLIENT_LIST(STATS_ENUM) STATS_CLIENT_EVENTS };
+enum stats_auth { STATS_AUTH_LIST(STATS_ENUM) STATS_AUTH_RESULTS };
 #undef STATS_ENUM
 
 struct stats_worker {
@@ -51,6 +60,10 @@ struct stats_worker {
     /* HTTPS (tls.c; status.c's put_tls()): handshakes by result, plain
      * HTTP requests on the TLS port, connections by data path. */
     uint64_t tls_handshakes, tls_failed, tls_plain_http, tls_ktls, tls_userspace;
+    uint64_t client_limited; /* 503s for clients over --max-conns-per-client (issue 22) */
+    uint64_t auth[STATS_AUTH_RESULTS];
+    /* Responses per site (issue 22), by index in settings.sites[]. */
+    uint64_t site_requests[SETTINGS_SITES_MAX];
 };
 
 struct stats_shared {
@@ -83,7 +96,8 @@ struct worker;
  * worker's cache counters published. */
 void stats_request(struct worker *w, int status, struct span method, uint64_t bytes);
 
-/* The metric names of the client events, for status.c. */
+/* The metric names of the client events and auth results, for status.c. */
 const char *stats_client_name(enum stats_client e);
+const char *stats_auth_name(enum stats_auth e);
 
 #endif

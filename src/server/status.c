@@ -36,7 +36,7 @@
 
 #define STATUS_CONNS       16
 #define STATUS_IN          4096
-#define STATUS_OUT         (16 * 1024)
+#define STATUS_OUT         (48 * 1024) /* /metrics with 64 sites of long names fits */
 #define STATUS_DEADLINE_MS 3000
 #define TAG_LISTEN         ((uint64_t)STATUS_CONNS)
 #define TAG_SIGNAL         ((uint64_t)STATUS_CONNS + 1)
@@ -91,7 +91,7 @@ static void metric(struct buf *b, const char *name, const char *labels, uint64_t
 static void metric1(struct buf *b, const char *name, const char *label, const char *value,
                     uint64_t v)
 {
-    char labels[96];
+    char labels[320]; /* a site's name may be 253 bytes */
     struct buf l = buf_make(labels, sizeof labels - 1);
     buf_put_cstr(&l, label);
     buf_put_cstr(&l, "=\"");
@@ -129,6 +129,17 @@ static void put_tls(const struct server *srv, struct buf *b)
                 "TLS connections after their handshake, by data path.");
     metric1(b, "pith_tls_connections_total", "path", "kernel", SUM(srv, tls_ktls));
     metric1(b, "pith_tls_connections_total", "path", "userspace", SUM(srv, tls_userspace));
+}
+
+/* Responses per site, labelled with the site's first name (or "default"):
+ * a label set fixed at start, never a value from a request. */
+static void put_sites(const struct server *srv, struct buf *b)
+{
+    metric_head(b, "pith_site_requests_total", "counter",
+                "Responses sent, by site (its first name; default: the site without one).");
+    for (unsigned i = 0; i < srv->set.nsites; i++)
+        metric1(b, "pith_site_requests_total", "site", srv->set.sites[i].label,
+                SUM(srv, site_requests[i]));
 }
 
 void status_metrics(const struct server *srv, struct buf *b)
@@ -169,6 +180,17 @@ void status_metrics(const struct server *srv, struct buf *b)
         metric1(b, "pith_client_address_total", "decision", stats_client_name((enum stats_client)e),
                 SUM(srv, client[e]));
     put_tls(srv, b);
+    put_sites(srv, b);
+    metric_head(b, "pith_client_limit_total", "counter",
+                "Connections answered 503 for a client over --max-conns-per-client.");
+    metric(b, "pith_client_limit_total", NULL, SUM(srv, client_limited));
+    if (srv->set.nauth) {
+        metric_head(b, "pith_auth_total", "counter",
+                    "Requests under a password, by what basic auth decided.");
+        for (unsigned e = 0; e < STATS_AUTH_RESULTS; e++)
+            metric1(b, "pith_auth_total", "result", stats_auth_name((enum stats_auth)e),
+                    SUM(srv, auth[e]));
+    }
     metric_head(b, "pith_workers_up", "gauge", "Worker processes accepting connections.");
     metric(b, "pith_workers_up", NULL, SUM(srv, up));
     metric_head(b, "pith_worker_restarts_total", "counter", "Workers the master replaced.");
@@ -356,7 +378,11 @@ int status_run(const struct server *srv)
     for (unsigned i = 0; srv->tls && i < srv->nlisten; i++)
         if (srv->tls_listen_fds[i] >= 0)
             sys_close(srv->tls_listen_fds[i]);
-    sys_close(srv->root_fd);     /* it serves no file */
+    for (unsigned i = 0; i < srv->set.nsites; i++) { /* it serves no file */
+        sys_close(srv->sites[i].root_fd);
+        if (srv->sites[i].precomp_fd >= 0)
+            sys_close(srv->sites[i].precomp_fd);
+    }
     tls_server_forget(srv->tls); /* nor TLS: no private or ticket key here */
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)

@@ -49,6 +49,7 @@ struct tls_conn {
     bool ktls_send;
     bool broken; /* a fatal error: nothing more may be written */
     bool ready;  /* on the ready list */
+    int8_t ctx;  /* the certificate context the handshake ended with (sites, issue 22) */
     /* SSL_read must send a message of OpenSSL's own first (SSL_ERROR_WANT_WRITE)
      * and the socket was full: reading resumes on writable(). */
     bool read_wants_write;
@@ -309,6 +310,7 @@ static void established(struct worker *w, struct conn *c)
     struct tls_conn *tc = tconn(w, c);
     struct tls_worker *tw = w->tls;
     tc->handshaking = false;
+    tc->ctx = (int8_t)tls_ctx_index(w->srv->tls, SSL_get_SSL_CTX(tc->ssl));
     tc->ktls_send = BIO_get_ktls_send(SSL_get_wbio(tc->ssl)) != 0;
     tw->handshakes++;
     stats_add(&w->stats->tls_handshakes, 1);
@@ -651,6 +653,11 @@ static void tls_want_read(struct worker *w, struct conn *c)
         tw->ready[tw->nready++] = (uint32_t)(c - w->conns);
     }
     w->loop->want_read(w, c);
+}
+
+int tls_conn_ctx(const struct worker *w, const struct conn *c)
+{
+    return c->tp == &transport_tls ? w->tls->tc[c - w->conns].ctx : -1;
 }
 
 bool tls_has_ready(const struct worker *w)

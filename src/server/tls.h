@@ -88,6 +88,14 @@ void tls_server_free(struct tls_server *ts);
  * in its memory at all. */
 void tls_server_forget(struct tls_server *ts);
 
+/* Sites (issue 22): the certificate context (an index in the server's
+ * pairs) SNI gives for host (lowercase, NUL-terminated; NULL: none) on
+ * behalf of site, and the one connection c's handshake ended with (-1: c
+ * is not TLS). Together they answer whether c may serve a request for a
+ * site (sites.h). */
+int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host);
+int tls_conn_ctx(const struct worker *w, const struct conn *c);
+
 /* --redirect-http: a 308 to https://host[:tls port]/path?query for a
  * request on the plain port. Only a host one of the certificates names
  * (and only hostname or IP characters) is redirected to; any other Host

@@ -17,6 +17,7 @@
 #include "core/authority.h"
 #include "core/bytes.h"
 #include "core/http_parse.h"
+#include "core/vhost.h"
 #include "server/log.h"
 #include "server/reply.h"
 #include "server/server.h"
@@ -104,8 +105,36 @@ static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
     return SSL_TLSEXT_ERR_OK;
 }
 
-/* SNI: the first context whose certificate names the host; the default
- * (the first pair) otherwise. */
+/* Among site's pairs (its own, else the top level's, else all: issue 22),
+ * the first whose certificate names host (a lowercase name), else the
+ * first. With one site and no names that is every pair: as before sites. */
+int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host)
+{
+    const struct site_conf *sc = &ts->set->sites[site < ts->set->nsites ? site : 0];
+    unsigned first = sc->tls_first, n = sc->ntls;
+    if (first >= ts->nctx)
+        return 0;
+    if (n > ts->nctx - first)
+        n = ts->nctx - first;
+    for (unsigned i = first; host && n > 1 && i < first + n; i++) {
+        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        if (cert && X509_check_host(cert, host, 0, 0, NULL) == 1)
+            return (int)i;
+    }
+    ERR_clear_error();
+    return (int)first;
+}
+
+int tls_ctx_index(const struct tls_server *ts, const SSL_CTX *ctx)
+{
+    for (unsigned i = 0; i < ts->nctx; i++)
+        if (ts->ctx[i] == ctx)
+            return (int)i;
+    return 0;
+}
+
+/* SNI: the site the name picks (the default site when none does), then the
+ * context tls_choose_ctx() gives for that site and name. */
 static int sni_select(SSL *s, int *alert, void *arg)
 {
     (void)alert;
@@ -114,14 +143,15 @@ static int sni_select(SSL *s, int *alert, void *arg)
     const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
     if (!ts || !name)
         return SSL_TLSEXT_ERR_OK;
-    for (unsigned i = 0; i < ts->nctx; i++) {
-        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
-        if (cert && X509_check_host(cert, name, 0, 0, NULL) == 1) {
-            if (SSL_get_SSL_CTX(s) != ts->ctx[i])
-                SSL_set_SSL_CTX(s, ts->ctx[i]);
-            break;
-        }
-    }
+    char key[VHOST_NAME_MAX + 3];
+    long n = vhost_host_key(span_make(name, strlen(name)), key, sizeof key - 1);
+    if (n <= 0)
+        return SSL_TLSEXT_ERR_OK;
+    key[n] = '\0';
+    int site = vhost_lookup(&ts->set->hosts, span_make(key, (size_t)n));
+    SSL_CTX *ctx = ts->ctx[tls_choose_ctx(ts, site < 0 ? 0 : (unsigned)site, key)];
+    if (SSL_get_SSL_CTX(s) != ctx)
+        SSL_set_SSL_CTX(s, ctx);
     return SSL_TLSEXT_ERR_OK;
 }
 
@@ -252,6 +282,20 @@ static int read_pem(const char *flag, const char *path, char *dst, size_t cap, u
     return 0;
 }
 
+/* A site's own pair (issue 22): the message names the site first
+ * ("pith.conf:12: site b.test: --tls-key k.pem: ..."). Returns -1. */
+static int where_from(const struct settings *set, unsigned pair, char *err, size_t cap)
+{
+    const char *origin = set->tls_origin[pair];
+    size_t n = strlen(err), o = origin ? strlen(origin) + 2 : 0;
+    if (o && n + o < cap) {
+        memmove(err + o, err, n + 1);
+        memcpy(err, origin, o - 2);
+        memcpy(err + o - 2, ": ", 2);
+    }
+    return -1;
+}
+
 /* Reads every pair into sh, then builds a context from each into out[]. On
  * failure nothing is kept (the caller's contexts stay). */
 static int load_pairs(struct tls_server *ts, struct pem_slot *sh, SSL_CTX **out, char *err,
@@ -263,13 +307,13 @@ static int load_pairs(struct tls_server *ts, struct pem_slot *sh, SSL_CTX **out,
                      err, cap) < 0 ||
             read_pem("--tls-key", set->tls_key[i], sh->key[i], KEY_PEM_MAX, &sh->key_len[i], err,
                      cap) < 0)
-            return -1;
+            return where_from(set, i, err, cap);
     for (unsigned i = 0; i < set->ntls; i++) {
         out[i] = ctx_build(ts, sh, i, err, cap);
         if (!out[i]) {
-            while (i--)
-                SSL_CTX_free(out[i]);
-            return -1;
+            for (unsigned k = 0; k < i; k++)
+                SSL_CTX_free(out[k]);
+            return where_from(set, i, err, cap);
         }
     }
     return 0;

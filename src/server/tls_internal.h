@@ -50,6 +50,9 @@ void tls_tickets_forget(struct tls_tickets *tk);
 
 /* ---- tls_ctx.c ---------------------------------------------------------------------- */
 
+/* The index of ctx in ts->ctx[] (0 when it is none of them). */
+int tls_ctx_index(const struct tls_server *ts, const SSL_CTX *ctx);
+
 /* OpenSSL's reason for the first error queued (the root cause), written to
  * out[cap]; the queue is emptied. Returns out. */
 const char *tls_ssl_reason(char *out, size_t cap);

@@ -85,6 +85,17 @@ static inline void tls_worker_exit(struct worker *w)
 {
     (void)w;
 }
+/* No certificate, no TLS connection. */
+static inline int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host)
+{
+    (void)ts, (void)site, (void)host;
+    return 0;
+}
+static inline int tls_conn_ctx(const struct worker *w, const struct conn *c)
+{
+    (void)w, (void)c;
+    return -1;
+}
 /* --redirect-http is refused in pith-tiny. */
 static inline void tls_redirect(struct worker *w, struct exchange *x, struct span host,
                                 struct span path, const struct span *query)

@@ -69,20 +69,26 @@ static unsigned collect_listeners(const struct server *srv, int *fds, const char
     return n;
 }
 
-void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping)
+void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping, bool reload)
 {
     int fds[SD_LISTEN_MAX];
     const char *names[SD_LISTEN_MAX];
     if (u->pid > 0 || stopping) {
-        log_error("upgrade: SIGUSR2 ignored: an upgrade or a stop is under way");
+        log_error(reload ? "HUP: no reload: a reload, an upgrade or a stop is under way"
+                         : "upgrade: SIGUSR2 ignored: an upgrade or a stop is under way");
         return;
     }
     unsigned n = collect_listeners(srv, fds, names);
-    char extra[48];
+    char extra[64];
     struct buf b = buf_make(extra, sizeof extra - 1);
     buf_put_cstr(&b, "PITH_UPGRADE_FROM=");
     buf_put_u64(&b, (uint64_t)sys_getpid());
+    if (reload)
+        buf_put_cstr(&b, ",reload");
+    if (!srv->listeners_own)
+        buf_put_cstr(&b, ",systemd");
     extra[b.len] = '\0';
+    u->reload = reload;
     pidfile_move(u, srv, true);
     int pid = sys_fork();
     if (pid == 0) {
@@ -96,7 +102,13 @@ void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping)
         return;
     }
     u->pid = pid;
-    notify("STATUS=upgrading: the new binary starts on the same listeners");
+    if (reload) {
+        log_error3("HUP: reading ", srv->set.config_path,
+                   " again; new workers take over once they all serve");
+        notify("STATUS=reloading: a new master reads the configuration");
+    } else {
+        notify("STATUS=upgrading: the new binary starts on the same listeners");
+    }
 }
 
 void upgrade_child_exited(struct upgrade *u, const struct server *srv, int status)
@@ -104,16 +116,21 @@ void upgrade_child_exited(struct upgrade *u, const struct server *srv, int statu
     char line[160];
     struct buf b = buf_make(line, sizeof line - 1);
     int st = sys_exit_status(status);
-    buf_put_cstr(&b, "upgrade: the new master (pid ");
+    buf_put_cstr(&b, u->reload ? "HUP: the new master (pid " : "upgrade: the new master (pid ");
     buf_put_u64(&b, (uint64_t)u->pid);
     buf_put_cstr(&b, st < 0 ? ") was killed by signal " : ") exited with status ");
     buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
-    buf_put_cstr(&b, u->handed_over ? "" : " before it served; this one keeps serving");
+    buf_put_cstr(&b, u->handed_over ? ""
+                     : u->reload    ? " before it served: the configuration above was not loaded; "
+                                      "this one keeps serving the one it has"
+                                    : " before it served; this one keeps serving");
     line[b.full ? 0 : b.len] = '\0';
     log_error(line);
     if (!u->handed_over) {
         pidfile_move(u, srv, false);
-        notify("STATUS=serving (the upgrade failed; see the error log)");
+        /* A reload began with RELOADING=1: say it is over. */
+        notify(u->reload ? "READY=1\nSTATUS=serving (the reload failed; see the error log)"
+                         : "STATUS=serving (the upgrade failed; see the error log)");
     }
     u->pid = 0;
 }
@@ -124,11 +141,11 @@ bool upgrade_take_over(struct upgrade *u, const struct server *srv)
     u->handed_over = u->pid > 0;
     if (!u->handed_over || srv->set.quiet)
         return u->handed_over;
-    char line[128];
+    char line[160];
     struct buf b = buf_make(line, sizeof line - 1);
-    buf_put_cstr(&b, "upgrade: pid ");
+    buf_put_cstr(&b, u->reload ? "HUP: pid " : "upgrade: pid ");
     buf_put_u64(&b, (uint64_t)u->pid);
-    buf_put_cstr(&b, " serves now; pid ");
+    buf_put_cstr(&b, u->reload ? " serves the new configuration now; pid " : " serves now; pid ");
     buf_put_u64(&b, (uint64_t)sys_getpid());
     buf_put_cstr(&b, " finishes its responses and exits");
     line[b.full ? 0 : b.len] = '\0';

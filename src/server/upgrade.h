@@ -16,15 +16,19 @@
 
 struct upgrade {
     int pid;                   /* the new master while the upgrade is under way; 0 */
+    bool reload;               /* it reads --config again (SIGHUP), on this same binary's path */
     bool handed_over;          /* we stop because the new master serves */
     char oldbin[PATH_MAX + 8]; /* "<pidfile>.oldbin" while the new master owns the pidfile */
 };
 
-/* SIGUSR2: moves the pidfile aside and forks a child that executes
- * srv->exe_path with srv->argv, the listeners passed as LISTEN_FDS ("http",
- * "https" for the TLS one) and PITH_UPGRADE_FROM=<our pid>. Logs and does
+/* SIGUSR2, or SIGHUP with --config (reload: issue 22): moves the pidfile
+ * aside and forks a child that executes srv->exe_path with srv->argv, the
+ * listeners passed as LISTEN_FDS ("http", "https" for the TLS one, "status")
+ * and PITH_UPGRADE_FROM=<our pid>[,reload][,systemd] (a reload; listeners
+ * systemd made, which a reload keeps as they are; the others, pith's own,
+ * a reload replaces as the file says). Logs and does
  * nothing more if one is under way already or `stopping`. */
-void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping);
+void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping, bool reload);
 
 /* The new master (u->pid) exited with a waitpid status: before it took
  * over, the pidfile gets its name back and we keep serving. */

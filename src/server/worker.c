@@ -97,8 +97,8 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     /* io_uring's multishot accept reports no address: ask now, while the
      * connection is there, when the access log will need it (after a
      * reset, getpeername has nothing left to say). */
-    if (c->peer.ss_family == AF_UNSPEC && (w->log.fd >= 0 || w->set->ntrusted))
-        sys_peer_addr(fd, &c->peer); /* also what --trusted-proxy decides on */
+    if (c->peer.ss_family == AF_UNSPEC && (w->log.fd >= 0 || w->set->ntrusted || w->srv->clients))
+        sys_peer_addr(fd, &c->peer); /* also what --trusted-proxy, the counts decide on */
     sys_set_nodelay(fd);
     if (w->loop->conn_start(w, c) < 0) {
         sys_close(fd);
@@ -252,19 +252,13 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         log_error_errno("open the access log", srv->set.log, r);
         return -1;
     }
+    /* One cache for every site: entries are keyed by their site's root. */
     const struct settings *cfg = &srv->set;
     struct fc_settings fcs = {
-        .root_fd = srv->root_fd,
         .resolve = srv->resolve,
-        .follow_symlinks = cfg->follow_symlinks,
         .entries = cfg->cache_entries,
         .mem_bytes = (uint64_t)cfg->cache_size_mib << 20,
         .max_file = cfg->cache_max_file,
-        .cache_control = cfg->cache_control,
-        .immutable = cfg->immutable,
-        .nimmutable = cfg->nimmutable,
-        .precompressed = cfg->precompressed,
-        .variant_dir_fd = srv->precomp_fd >= 0 ? srv->precomp_fd : srv->root_fd,
     };
     if (filecache_init(&w->cache, &fcs) < 0) {
         log_error("worker: cannot reserve memory for the file cache");

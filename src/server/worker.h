@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 struct stats_worker;
+struct auth_worker;
 
 struct worker {
     const struct server *srv;
@@ -63,6 +64,7 @@ struct worker {
      * and the cache counts its predecessors in the slot left there. */
     struct stats_worker *stats;
     uint64_t stats_base_hits, stats_base_misses;
+    struct auth_worker *auth; /* basic auth's remembered credentials (auth.c); NULL */
 };
 
 /* Runs worker `index` of srv until it drains or is told to exit; returns the
