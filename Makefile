@@ -110,7 +110,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
            src/cli/sockets.c src/cli/check.c \

@@ -7,7 +7,7 @@
  *
  * - Accept: one multishot accept on the worker's listener (5.19), cancelled
  *   at --max-conns or on drain, armed again when a slot frees.
- * - Receive: one multishot recv per connection (6.0), armed once and kept,
+ * - Receive (loop_uring_recv.c): one multishot recv per connection (6.0), armed once and kept,
  *   so the socket's poll is not armed again for every request; the kernel
  *   takes a buffer from a provided-buffer ring (5.19) only when bytes
  *   arrive, so an idle keep-alive connection pins no buffer. The bytes are
@@ -37,10 +37,10 @@
  *   only when its last completion arrives: a send still reads its memory.
  * - Signals: a read of the signalfd, re-armed after each.
  */
-#include "server/conn.h"
+#include "server/loop_uring_internal.h"
+
 #include "server/loop.h"
 #include "server/transport.h"
-#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -53,91 +53,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define RING_ENTRIES 1024
-#define BUF_COUNT    512  /* provided buffers: a batch of completions' worth */
-#define BUF_SIZE     4096 /* a typical request head fits one */
-#define BUF_GROUP    1
-#define BATCH        256
-/* A burst pulled in by a multishot before it is cancelled can be large
- * (the kernel keeps receiving within one io_uring_enter: 70+ buffers seen
- * from one pipelining client), so a connection may hold up to half the
- * ring, but never the last quarter: that stays for everyone else. */
-#define HELD_MAX     (BUF_COUNT / 2)
-#define HELD_RESERVE (BUF_COUNT / 4)
-
-/* user_data: connection index << 8 | kind */
-enum kind {
-    K_ACCEPT = 1,
-    K_ACCEPT_TLS, /* HTTPS (issue 10): the TLS listener's */
-    K_SIGNAL,
-    K_IGNORE, /* cancellations: their own completion says nothing */
-    K_RECV,
-    K_SEND,
-    K_POLL,
-    K_ROOMSET, /* the epoll set of connections waiting for room after the peer's FIN */
-};
-
-/* In-flight operations of a connection, kept in c->events. */
-#define IN_RECV 1u
-#define IN_SEND 2u
-#define IN_POLL 4u
-#define IN_ROOM 8u /* waiting in the room set (its memory: a SENDMSG to submit again) */
-
-/* Per connection: a sendmsg's header (it must live until the completion)
- * and received bytes not yet taken by the connection. */
-struct uconn {
-    struct msghdr msg;
-    int msg_flags;    /* the SENDMSG's flags, for a submission again */
-    bool resend;      /* the SENDMSG came back -EAGAIN: submitted again when there is room */
-    bool peer_ended;  /* the peer's FIN was seen: room is waited for in the room set */
-    bool in_room_set; /* the socket is in the room set (added once, re-armed one-shot) */
-    /* Held ring buffers, oldest first, linked through uring.held_next. A
-     * burst pulled in before the switch to single-shot receives can be
-     * large (the multishot keeps reading within one io_uring_enter); at
-     * most HELD_MAX are kept, and the connection ends after them. */
-    uint16_t held_head, held_tail;
-    uint16_t held_off; /* bytes of the head buffer already taken */
-    uint16_t nheld;
-    bool end;         /* the stream ended (EOF, error, overflow) after the held bytes */
-    int32_t end_n;    /* 0: EOF, < 0: -errno (-EOVERFLOW: bytes were dropped) */
-    bool ready;       /* on the ready list */
-    bool single;      /* pipelining seen: single-shot receives, sized to the room */
-    uint32_t starved; /* 1 + its index in the starved list, or 0 (zeroed memory: none) */
-};
-
-struct uring {
-    struct io_uring ring;
-    struct io_uring_buf_ring *br;
-    char *bufs;
-    struct uconn *uc; /* one per connection */
-    uint32_t *ready;  /* connections with held bytes to hand over */
-    uint32_t nready;
-    uint32_t *starved; /* connections waiting for a free ring buffer */
-    uint32_t nstarved;
-    uint32_t nfree;                /* ring buffers the kernel can use now */
-    uint16_t held_next[BUF_COUNT]; /* the next held buffer after each buffer id */
-    uint16_t held_len[BUF_COUNT];  /* bytes in each held buffer */
-    struct signalfd_siginfo sig;
-    int room_fd;           /* the room set: an epoll instance (see the top of this file) */
-    uint32_t room_wait;    /* connections waiting in it */
-    bool room_armed;       /* a POLL_ADD on room_fd is in flight */
-    bool accepting[2];     /* a multishot accept is armed: [0] plain, [1] TLS listener */
-    uint32_t accept_gen;   /* tells the armed accept's completions from older ones */
-    uint32_t accepts_live; /* accepts armed whose final completion has not come */
-};
-
-static struct uring *state(struct worker *w)
-{
-    return w->loop_state;
-}
-
-static uint64_t ud_conn(const struct worker *w, const struct conn *c, enum kind k)
-{
-    return ((uint64_t)(c - w->conns) << 8) | k;
-}
-
 /* An SQE; when the queue is full, what is queued goes in first. */
-static struct io_uring_sqe *sqe_get(struct uring *u)
+struct io_uring_sqe *uring_sqe_get(struct uring *u)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
     if (!sqe) {
@@ -148,7 +65,7 @@ static struct io_uring_sqe *sqe_get(struct uring *u)
     return sqe;
 }
 
-static void buf_recycle(struct uring *u, unsigned bid)
+void uring_buf_recycle(struct uring *u, unsigned bid)
 {
     u->nfree++;
     io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * BUF_SIZE, BUF_SIZE, (unsigned short)bid,
@@ -159,7 +76,7 @@ static void buf_recycle(struct uring *u, unsigned bid)
 static void arm_signal(struct worker *w)
 {
     struct uring *u = state(w);
-    struct io_uring_sqe *sqe = sqe_get(u);
+    struct io_uring_sqe *sqe = uring_sqe_get(u);
     io_uring_prep_read(sqe, w->sigfd, &u->sig, sizeof u->sig, 0);
     io_uring_sqe_set_data64(sqe, K_SIGNAL);
 }
@@ -272,7 +189,7 @@ static void listen_one(struct worker *w, bool tls, bool on)
     int fd = tls ? w->tls_listen_fd : w->listen_fd;
     if (on == u->accepting[tls] || (on && fd < 0))
         return;
-    struct io_uring_sqe *sqe = sqe_get(u);
+    struct io_uring_sqe *sqe = uring_sqe_get(u);
     if (on) {
         io_uring_prep_multishot_accept(sqe, fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         io_uring_sqe_set_data64(sqe, ud_accept(u, tls));
@@ -300,11 +217,6 @@ static bool ur_accept_busy(struct worker *w)
     return state(w)->accepts_live != 0;
 }
 
-static struct uconn *uconn(struct worker *w, const struct conn *c)
-{
-    return &state(w)->uc[c - w->conns];
-}
-
 static int ur_conn_start(struct worker *w, struct conn *c)
 {
     c->events = 0;
@@ -317,88 +229,12 @@ static int ur_conn_start(struct worker *w, struct conn *c)
     return 0;
 }
 
-/* The starved list holds each waiting connection once: added here, taken
- * off when fed or closed. */
-static void starve(struct worker *w, struct conn *c)
-{
-    struct uring *u = state(w);
-    struct uconn *uc = uconn(w, c);
-    if (uc->starved)
-        return;
-    PITH_ASSERT(u->nstarved < w->nconns);
-    u->starved[u->nstarved++] = (uint32_t)(c - w->conns);
-    uc->starved = u->nstarved;
-}
-
-static void unstarve(struct worker *w, struct conn *c)
-{
-    struct uring *u = state(w);
-    struct uconn *uc = uconn(w, c);
-    if (!uc->starved)
-        return;
-    uint32_t last = u->starved[--u->nstarved];
-    u->starved[uc->starved - 1] = last;
-    u->uc[last].starved = uc->starved;
-    uc->starved = 0;
-}
-
-static void arm_recv(struct worker *w, struct conn *c)
-{
-    size_t room = BUF_SIZE;
-    if (uconn(w, c)->single && c->state == CONN_READ && c->slot) {
-        /* A pipelining client: receive only what the transport has room
-         * for, when it has room, so TCP flow control holds the rest back.
-         * No room is no receive (a receive of 0 bytes would complete as
-         * if the peer had ended its stream): the transport asks again
-         * (want_read) once it has taken what it holds. */
-        size_t in_room;
-        c->tp->recv_room(w, c, &in_room);
-        room = in_room < room ? in_room : room;
-        if (room == 0)
-            return;
-    }
-    struct io_uring_sqe *sqe = sqe_get(state(w));
-    if (uconn(w, c)->single) {
-        io_uring_prep_recv(sqe, c->fd, NULL, room, 0);
-    } else {
-        /* len 0: each completion takes one whole ring buffer */
-        io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
-    }
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = BUF_GROUP;
-    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_RECV));
-    c->events |= IN_RECV;
-}
-
-static void ur_want_read(struct worker *w, struct conn *c)
-{
-    struct uconn *uc = uconn(w, c);
-    if (uc->nheld || uc->end) {
-        /* Bytes (or the end) are waiting: hand them over after the
-         * current completion, not from inside the caller. */
-        if (!uc->ready) {
-            uc->ready = true;
-            state(w)->ready[state(w)->nready++] = (uint32_t)(c - w->conns);
-        }
-        return;
-    }
-    if (c->events & IN_RECV)
-        return;
-    if (state(w)->nfree == 0) {
-        /* Every ring buffer is taken: arming now would only fail with
-         * ENOBUFS; wait for one to come back. */
-        starve(w, c);
-        return;
-    }
-    arm_recv(w, c);
-}
-
 /* The room set's own poll, armed while a connection waits in it. */
 static void arm_room_set(struct uring *u)
 {
     if (u->room_armed || u->room_wait == 0)
         return;
-    struct io_uring_sqe *sqe = sqe_get(u);
+    struct io_uring_sqe *sqe = uring_sqe_get(u);
     io_uring_prep_poll_add(sqe, u->room_fd, POLLIN);
     io_uring_sqe_set_data64(sqe, K_ROOMSET);
     u->room_armed = true;
@@ -433,7 +269,7 @@ static void wait_room(struct worker *w, struct conn *c)
         wait_in_room_set(w, c);
         return;
     }
-    struct io_uring_sqe *sqe = sqe_get(state(w));
+    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
     io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_POLL));
     c->events |= IN_POLL;
@@ -447,7 +283,7 @@ static void ur_want_write(struct worker *w, struct conn *c)
 static void submit_send(struct worker *w, struct conn *c)
 {
     struct uconn *uc = uconn(w, c);
-    struct io_uring_sqe *sqe = sqe_get(state(w));
+    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
     io_uring_prep_sendmsg(sqe, c->fd, &uc->msg, (unsigned)uc->msg_flags);
     io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
     c->events |= IN_SEND;
@@ -478,27 +314,11 @@ static ssize_t ur_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *o
     return r;
 }
 
-static void cancel(struct worker *w, struct conn *c, enum kind k)
+void uring_cancel(struct worker *w, struct conn *c, enum kind k)
 {
-    struct io_uring_sqe *sqe = sqe_get(state(w));
+    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
     io_uring_prep_cancel64(sqe, ud_conn(w, c, k), 0);
     io_uring_sqe_set_data64(sqe, K_IGNORE);
-}
-
-/* Takes the oldest held buffer off the list and gives it back to the ring. */
-static void held_pop(struct uring *u, struct uconn *uc)
-{
-    uint16_t bid = uc->held_head;
-    uc->held_head = u->held_next[bid];
-    uc->nheld--;
-    uc->held_off = 0;
-    buf_recycle(u, bid);
-}
-
-static void drop_held(struct uring *u, struct uconn *uc)
-{
-    while (uc->nheld)
-        held_pop(u, uc);
 }
 
 static void ur_close(struct worker *w, struct conn *c)
@@ -515,14 +335,14 @@ static void ur_close(struct worker *w, struct conn *c)
     }
     uc->in_room_set = uc->resend = false;
     sys_close(c->fd);
-    drop_held(state(w), uconn(w, c));
-    unstarve(w, c);
+    uring_drop_held(state(w), uconn(w, c));
+    uring_unstarve(w, c);
     if (c->events & IN_RECV)
-        cancel(w, c, K_RECV);
+        uring_cancel(w, c, K_RECV);
     if (c->events & IN_SEND)
-        cancel(w, c, K_SEND);
+        uring_cancel(w, c, K_SEND);
     if (c->events & IN_POLL)
-        cancel(w, c, K_POLL);
+        uring_cancel(w, c, K_POLL);
 }
 
 static bool ur_busy(struct worker *w, const struct conn *c)
@@ -532,12 +352,6 @@ static bool ur_busy(struct worker *w, const struct conn *c)
 }
 
 /* ---- completions ------------------------------------------------------------------------ */
-
-struct completion {
-    uint64_t ud;
-    int32_t res;
-    uint32_t flags;
-};
 
 static void on_accept(struct worker *w, const struct completion *e)
 {
@@ -556,194 +370,6 @@ static void on_accept(struct worker *w, const struct completion *e)
     }
     if (current && !u->accepting[tls] && w->listening)
         listen_one(w, tls, true); /* ended on its own while we still listen */
-}
-
-/* Keeps a ring buffer for later; the first one also stops the multishot,
- * so the client waits for us (backpressure) instead of filling the ring. */
-/* Bytes arrived while a response is in flight: the client pipelines. From
- * now on it gets single-shot receives; the multishot goes at once (submitted
- * now: with DEFER_TASKRUN nothing more is received before the next wait). */
-static void pipelining_seen(struct worker *w, struct conn *c)
-{
-    struct uconn *uc = uconn(w, c);
-    if (uc->single)
-        return;
-    uc->single = true;
-    if (c->events & IN_RECV) {
-        cancel(w, c, K_RECV);
-        io_uring_submit(&state(w)->ring);
-    }
-}
-
-static void hold(struct worker *w, struct conn *c, unsigned bid, size_t n)
-{
-    struct uring *u = state(w);
-    struct uconn *uc = uconn(w, c);
-    u->held_len[bid] = (uint16_t)n;
-    if (uc->nheld)
-        u->held_next[uc->held_tail] = (uint16_t)bid;
-    else
-        uc->held_head = (uint16_t)bid;
-    uc->held_tail = (uint16_t)bid;
-    uc->nheld++;
-}
-
-/* Bytes that arrived: to the slot, or held until it has room. */
-/* Drops what c holds and ends its stream with -EOVERFLOW: it answers the
- * requests already in its input, then closes (the client retries the rest,
- * RFC 9112 §9.3.2). */
-static void overflow(struct worker *w, struct conn *c)
-{
-    struct uconn *uc = uconn(w, c);
-    drop_held(state(w), uc);
-    uc->end = true;
-    uc->end_n = -EOVERFLOW;
-    if (c->events & IN_RECV)
-        cancel(w, c, K_RECV);
-}
-
-/* The ring is down to its reserve: connections that hold buffers while
- * their client does not read (the response waits for socket room) give
- * them up, so clients that do read are served. */
-static void relieve(struct worker *w)
-{
-    for (uint32_t i = 0; i < w->next_unused; i++) {
-        struct conn *c = &w->conns[i];
-        if (c->state == CONN_WRITE && (c->events & IN_POLL) && uconn(w, c)->nheld)
-            overflow(w, c);
-    }
-}
-
-/* Whether c may keep one more ring buffer: within its own bound, and never
- * into the reserve that keeps the others served. */
-static bool may_hold(struct worker *w, const struct uconn *uc)
-{
-    if (uc->nheld >= HELD_MAX)
-        return false;
-    if (state(w)->nfree < HELD_RESERVE)
-        relieve(w);
-    return state(w)->nfree >= HELD_RESERVE;
-}
-
-/* Bytes that arrived: to the connection's input, held until it has room,
- * or, beyond what it may hold, dropped with the stream ended. */
-static void take_bytes(struct worker *w, struct conn *c, const char *data, unsigned bid, size_t n)
-{
-    struct uring *u = state(w);
-    struct uconn *uc = uconn(w, c);
-    if (c->state == CONN_LINGER || (uc->end && uc->end_n == -EOVERFLOW)) {
-        buf_recycle(u, bid); /* dropped, as epoll drops them */
-        return;
-    }
-    if (c->state != CONN_READ)
-        pipelining_seen(w, c);
-    size_t room = 0;
-    char *dst = uc->nheld == 0 ? c->tp->recv_room(w, c, &room) : NULL;
-    if (n <= room) {
-        memcpy(dst, data, n);
-        buf_recycle(u, bid);               /* at once: idle connections pin no buffer */
-        c->tp->received(w, c, (ssize_t)n); /* pipelined: waits until the response ends */
-        return;
-    }
-    if (may_hold(w, uc)) {
-        hold(w, c, bid, n);
-        return;
-    }
-    buf_recycle(u, bid);
-    overflow(w, c);
-}
-
-static void on_recv(struct worker *w, struct conn *c, const struct completion *e)
-{
-    struct uring *u = state(w);
-    if (!(e->flags & IORING_CQE_F_MORE))
-        c->events &= ~IN_RECV; /* the multishot ended */
-    ssize_t n = e->res;
-    if (e->flags & IORING_CQE_F_BUFFER) {
-        unsigned bid = e->flags >> IORING_CQE_BUFFER_SHIFT;
-        u->nfree--;
-        if (c->state == CONN_CLOSING || n <= 0)
-            buf_recycle(u, bid);
-        else
-            take_bytes(w, c, u->bufs + (size_t)bid * BUF_SIZE, bid, (size_t)n);
-    }
-    if (c->state == CONN_CLOSING)
-        return;
-    struct uconn *uc = uconn(w, c);
-    if (!uc->end && (n == 0 || (n < 0 && n != -ENOBUFS && n != -ECANCELED))) {
-        /* The end of the stream: now, or after the held bytes. */
-        uc->end = true;
-        uc->end_n = (int32_t)n;
-    }
-    /* Still waiting for bytes and nothing armed (ENOBUFS, or just ended):
-     * carry on. */
-    if (c->state == CONN_READ || c->state == CONN_LINGER)
-        if (uc->end || !(c->events & IN_RECV))
-            ur_want_read(w, c);
-}
-
-/* Hands held bytes (and then the end of the stream) to a connection that
- * waits for them. */
-static void deliver(struct worker *w, struct conn *c)
-{
-    struct uring *u = state(w);
-    struct uconn *uc = uconn(w, c);
-    uc->ready = false;
-    if (c->state == CONN_LINGER) {
-        drop_held(u, uc);
-    } else if (c->state == CONN_READ && uc->nheld) {
-        size_t room, total = 0;
-        char *dst = c->tp->recv_room(w, c, &room);
-        if (room == 0)
-            return; /* no room: the transport asks again (want_read) once it has some */
-        while (uc->nheld && total < room) {
-            uint16_t bid = uc->held_head;
-            size_t left = u->held_len[bid] - uc->held_off;
-            size_t k = left < room - total ? left : room - total;
-            memcpy(dst + total, u->bufs + (size_t)bid * BUF_SIZE + uc->held_off, k);
-            total += k;
-            uc->held_off = (uint16_t)(uc->held_off + k);
-            if (uc->held_off < u->held_len[bid])
-                break; /* the input is full */
-            held_pop(u, uc);
-        }
-        c->tp->received(w, c, (ssize_t)total);
-        return;
-    } else if (c->state != CONN_READ) {
-        return; /* asked again when it waits for bytes */
-    }
-    if (uc->nheld == 0 && uc->end) {
-        uc->end = false;
-        c->tp->received(w, c, uc->end_n);
-        return;
-    }
-    if (!(c->events & IN_RECV) && uc->nheld == 0)
-        arm_recv(w, c);
-}
-
-/* Connections that found the ring empty get a receive again once buffers
- * are back. */
-static void feed_starved(struct worker *w)
-{
-    struct uring *u = state(w);
-    while (u->nstarved && u->nfree) {
-        struct conn *c = &w->conns[u->starved[u->nstarved - 1]];
-        unstarve(w, c);
-        if ((c->state == CONN_READ || c->state == CONN_LINGER) && !(c->events & IN_RECV))
-            ur_want_read(w, c);
-    }
-}
-
-static void deliver_ready(struct worker *w)
-{
-    struct uring *u = state(w);
-    while (u->nready) {
-        struct conn *c = &w->conns[u->ready[--u->nready]];
-        if (c->state != CONN_FREE && c->state != CONN_CLOSING)
-            deliver(w, c);
-        else
-            uconn(w, c)->ready = false;
-    }
 }
 
 /* The socket can take bytes: the SENDMSG that met a full socket goes
@@ -797,7 +423,7 @@ static void on_conn(struct worker *w, const struct completion *e)
 {
     struct conn *c = &w->conns[e->ud >> 8];
     switch ((enum kind)(e->ud & 0xff)) {
-    case K_RECV: on_recv(w, c, e); break;
+    case K_RECV: uring_on_recv(w, c, e); break;
     case K_SEND: on_send(w, c, e); break;
     case K_POLL:
         c->events &= ~IN_POLL;
@@ -841,7 +467,7 @@ static void ur_wait(struct worker *w, int timeout_ms)
     /* A connection that asked for bytes outside a completion (the TLS
      * transport's ready list, after the last wait) and has some held gets
      * them now; then, with more waiting already, the ring is only peeked. */
-    deliver_ready(w);
+    uring_deliver_ready(w);
     if (u->nready)
         timeout_ms = 0;
     struct __kernel_timespec ts = {timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000};
@@ -860,9 +486,9 @@ static void ur_wait(struct worker *w, int timeout_ms)
         io_uring_cq_advance(&u->ring, n);
         for (unsigned i = 0; i < n && !w->exit_now; i++) {
             dispatch(w, &batch[i]);
-            deliver_ready(w);
+            uring_deliver_ready(w);
         }
-        feed_starved(w);
+        uring_feed_starved(w);
         if (n < BATCH)
             break;
     }
@@ -906,7 +532,7 @@ const struct loop_ops loop_uring = {
     .wait = ur_wait,
     .listen = ur_listen,
     .conn_start = ur_conn_start,
-    .want_read = ur_want_read,
+    .want_read = uring_want_read,
     .want_write = ur_want_write,
     .send = ur_send,
     .sendfile = ur_sendfile,
