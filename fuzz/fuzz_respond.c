@@ -139,6 +139,7 @@ static const char *rfc_reason(int status)
     case 304: return "Not Modified";
     case 308: return "Permanent Redirect"; /* --redirect-http */
     case 400: return "Bad Request";
+    case 401: return "Unauthorized"; /* basic auth */
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
@@ -147,6 +148,8 @@ static const char *rfc_reason(int status)
     case 412: return "Precondition Failed";
     case 414: return "URI Too Long";
     case 416: return "Range Not Satisfiable";
+    case 421: return "Misdirected Request";             /* sites: another certificate's host */
+    case 429: return "Too Many Requests";               /* basic auth: failures past the limit */
     case 431: return "Request Header Fields Too Large"; /* RFC 6585 §5 */
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
