@@ -44,9 +44,13 @@ all: pith
 .SECONDARY:
 
 # --- full build ---------------------------------------------------------------
-# The test hooks (src/testhook/testhook.h): requests that only pith-asan
-# understands, to prove the sandbox holds; pith gets the empty version.
+# The test hooks (src/testhook/testhook.h): requests that only the test
+# builds understand, to prove the sandbox holds; pith gets the empty version.
+# pith-testhook is pith's objects with the hooks for none.c (the release
+# allow-lists unchanged), which tests/test_sandbox.py runs beside pith; it
+# is never installed.
 FULL_OBJ = $(patsubst src/%.c,build/full/%.o,$(FULL_SRC) src/testhook/none.c)
+TESTHOOK_LIBC = src/testhook/common.c src/testhook/libc.c
 build/full/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
@@ -54,8 +58,12 @@ build/full/%.o: src/%.c
 pith: $(FULL_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
 
+pith-testhook: $(filter-out %/testhook/none.o,$(FULL_OBJ)) \
+               $(patsubst src/%.c,build/full/%.o,$(TESTHOOK_LIBC))
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
+
 # --- ASan + UBSan build of the same sources -------------------------------------
-ASAN_OBJ = $(patsubst src/%.c,build/asan/%.o,$(FULL_SRC) src/testhook/asan.c)
+ASAN_OBJ = $(patsubst src/%.c,build/asan/%.o,$(FULL_SRC) $(TESTHOOK_LIBC))
 build/asan/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DPITH_ASAN=1 -c $< -o $@
@@ -158,9 +166,11 @@ $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
 	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 cross-$(1): $$(TINY_BIN_$(1))
-# The same objects with src/testhook/raw.c for none.c: the test hooks, for
-# proving the sandbox under a real kernel (tests/test_tiny_arm64_kernel.py).
+# The same objects with src/testhook/common.c and raw.c for none.c: the
+# test hooks, for proving the sandbox (tests/test_sandbox.py under
+# test-tiny; under a real arm64 kernel, tests/test_tiny_arm64_kernel.py).
 $$(TINY_DIR_$(1))/pith-tiny-testhook: $$(filter-out %/testhook/none.o,$$(TINY_OBJ_$(1))) \
+                                      $$(TINY_DIR_$(1))/testhook/common.o \
                                       $$(TINY_DIR_$(1))/testhook/raw.o
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
@@ -172,7 +182,7 @@ cross: $(addprefix cross-,$(TINY_CROSS))
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
-test-tiny: pith-tiny
+test-tiny: pith-tiny build/tiny/pith-tiny-testhook
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) tests
 
 # The cross smoke: each cross-built pith-tiny under qemu-user.
@@ -224,7 +234,7 @@ fuzz-smoke-%: build/fuzz/fuzz_%
 # TEST_JOBS=0 runs a pass in one process.
 TEST_JOBS ?= 4
 PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS)
-test: pith
+test: pith pith-testhook
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 
@@ -259,7 +269,7 @@ test-asan: pith-asan
 # or names (otherwise) the Debian packages all this needs.
 check:
 	scripts/deps check
-	$(MAKE) all core-freestanding unit asan fuzz tiny cross
+	$(MAKE) all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross
 	$(MAKE) test
 	$(MAKE) test-tls
 	$(MAKE) test-asan
@@ -372,6 +382,6 @@ package-check:
 	$(PYTEST) tests/package_check.py
 
 clean:
-	rm -rf build pith pith-asan pith-tiny
+	rm -rf build pith pith-asan pith-testhook pith-tiny
 
 -include $(shell find build -name '*.d' 2>/dev/null)

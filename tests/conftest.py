@@ -424,14 +424,16 @@ class PithServer:
 
     def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
                  allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False,
-                 await_ready=True):
+                 await_ready=True, binary=None):
         self.root = None if root is None else str(root)  # None: no ROOT argument
         self.args = list(args)
         self.allow_sanitizer = allow_sanitizer
         # True for a test that kills workers on purpose; otherwise any worker
         # death fails the test.
         self.allow_worker_crash = allow_worker_crash
-        self.argv = [PITH_BIN, "--port", str(port)]
+        # binary: another build of the same sources (test_sandbox.py's test
+        # hook builds); PITH_BIN unless given.
+        self.argv = [binary or PITH_BIN, "--port", str(port)]
         if addr is not None:
             self.argv += ["--addr", addr]
         if workers is not None:
@@ -472,8 +474,9 @@ class PithServer:
 
     # -- life cycle ------------------------------------------------------------------
     def start(self):
-        if not os.path.exists(PITH_BIN):
-            pytest.fail("pith binary not found at %s (build it: make -C %s)" % (PITH_BIN, REPO))
+        if not os.path.exists(self.argv[0]):
+            pytest.fail("pith binary not found at %s (build it: make -C %s %s)"
+                        % (self.argv[0], REPO, os.path.relpath(self.argv[0], REPO)))
         if self.await_ready:
             self.readiness = _Readiness()
             self.readiness.start()
