@@ -104,6 +104,19 @@ if not PITH_TINY:
     collect_ignore.append("test_tiny_cli.py")  # what only pith-tiny answers
 
 
+def hook_bin():
+    """The build under test with the test hooks (src/testhook/testhook.h):
+    pith-asan has them, pith's twin is pith-testhook, pith-tiny's
+    build/tiny/pith-tiny-testhook (the Makefile's test targets build them;
+    neither is ever installed)."""
+    name = os.path.basename(PITH_BIN)
+    if "asan" in name:
+        return PITH_BIN
+    if PITH_TINY:
+        return os.path.join(REPO, "build", "tiny", "pith-tiny-testhook")
+    return os.path.join(os.path.dirname(PITH_BIN), "pith-testhook")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "full_only(reason): needs a full-build feature that "
                             "pith-tiny leaves out (skipped for pith-tiny, with the reason)")

@@ -17,7 +17,7 @@ import stat
 import pytest
 
 import http_raw
-from conftest import PITH_BIN, PITH_TINY, REPO, pid_alive, run_pith
+from conftest import PITH_BIN, PITH_TINY, hook_bin, pid_alive, run_pith
 from gaputil import poll_until, proc_status
 
 ASAN = "asan" in os.path.basename(PITH_BIN)
@@ -26,15 +26,6 @@ ASAN = "asan" in os.path.basename(PITH_BIN)
 FORBIDDEN = ["getcwd", "execve", "socket", "connect"] + ([] if PITH_TINY else ["ptrace"])
 
 
-def hook_bin():
-    """The build under test with the test hooks (src/testhook/): pith-asan
-    has them, pith's are pith-testhook, pith-tiny's
-    build/tiny/pith-tiny-testhook (the Makefile's test targets build them)."""
-    if ASAN:
-        return PITH_BIN
-    if PITH_TINY:
-        return os.path.join(REPO, "build", "tiny", "pith-tiny-testhook")
-    return os.path.join(os.path.dirname(PITH_BIN), "pith-testhook")
 SANDBOX_RE = re.compile(r", (no sandbox|sandbox: [^,)]*)\)\s*$")
 
 
@@ -227,9 +218,11 @@ def _status_process(s, sp):
     """The master's child that listens on the --status port."""
     from conftest import listening_ports
 
-    kids = s.wait_workers(2)
-    found = [p for p in kids if sp in listening_ports(p)]
-    assert len(found) == 1, kids
+    def find():
+        return [p for p in s.wait_workers(2) if sp in listening_ports(p)]
+    # Not awaited by the harness where workers may die (no READY=1 wait).
+    found = poll_until(lambda: len(find()) == 1 and find(), 5)
+    assert found, (s.workers(), s.stderr_text())
     return found[0]
 
 

@@ -9,6 +9,7 @@
 
 #include "core/bytes.h"
 #include "server/reply.h"
+#include "sys/sys.h"
 
 static bool starts_with(struct span s, struct span prefix, struct span *rest)
 {
@@ -43,4 +44,16 @@ bool testhook_request(struct worker *w, struct exchange *x, struct span target)
     else
         reply_error(w, x, status);
     return true;
+}
+
+void testhook_worker_setup(void)
+{
+    const char *v = sys_getenv("PITH_TEST_SETUP_DELAY_MS");
+    int64_t ms = 0;
+    for (; v && *v >= '0' && *v <= '9' && ms < 10000; v++)
+        ms = ms * 10 + (*v - '0');
+    /* A busy wait: both builds have the clock, not every one a sleep. */
+    int64_t until = sys_now_ms() + (ms < 10000 ? ms : 10000);
+    while (sys_now_ms() < until) {
+    }
 }

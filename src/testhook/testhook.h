@@ -39,4 +39,11 @@ bool testhook_request(struct worker *w, struct exchange *x, struct span target);
  * 0 for any other target (and always in the release build). */
 int testhook_status_request(struct span target);
 
+/* Called by each worker just before it confines itself, at the end of its
+ * setup: with PITH_TEST_SETUP_DELAY_MS=N in the environment it waits N ms
+ * there (at most 10 s), so a test can tell a READY=1 sent before the
+ * workers serve from one sent after (tests/test_systemd_notify.py).
+ * Nothing in the release build. */
+void testhook_worker_setup(void);
+
 #endif
