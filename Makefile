@@ -233,7 +233,11 @@ fuzz-smoke-%: build/fuzz/fuzz_%
 # share 2 cores well; every test starts its own server on its own port.
 # TEST_JOBS=0 runs a pass in one process.
 TEST_JOBS ?= 4
-PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS)
+# --dist loadgroup: tests marked with one xdist_group run on one worker
+# (test_tls_ktls_uml.py's: one user-mode Linux boot per pass, not one per
+# worker); the others are shared out as with the default.
+PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS) \
+         $(if $(filter 0,$(TEST_JOBS)),,--dist loadgroup)
 test: pith pith-testhook
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
@@ -285,7 +289,8 @@ check:
 
 # --- HTTPS test rigs (issue 10) -----------------------------------------------------------
 # test-ktls: kernel TLS verified inside a user-mode Linux guest (scripts/uml-run),
-# both event loops in one boot. `make test` already runs that module once per
+# both event loops in one boot. One boot per pytest pass, not per xdist worker (its
+# tests share an xdist_group, and a lock in its fixture). `make test` already runs that module once per
 # loop (the ASan passes skip it: tests/skips_allowed.txt), so check has no step
 # of its own for it. test-testssl: testssl.sh scans pith's TLS port; the policy
 # does not depend on the loop or the build, so check runs it once, after the
