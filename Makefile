@@ -343,6 +343,8 @@ bench-compress: pith
 # Mutation campaign over src/core and src/server, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
 # goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
+# MUTATE_ARGS="--site tls-write,status,sandbox,ready" runs the named sites alone,
+# each against its own test files (minutes).
 mutate:
 	nice -n 15 scripts/mutate $(MUTATE_ARGS)
 
