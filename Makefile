@@ -36,7 +36,8 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
-        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny
+        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
+        router test-router $(addprefix cross-router-,$(TINY_ARCHES))
 
 all: pith
 
@@ -167,8 +168,44 @@ $$(TINY_DIR_$(1))/pith-tiny-testhook: $$(filter-out %/testhook/none.o,$$(TINY_OB
 endef
 $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 
+# --- the router profile (docs/DESIGN.md, "The router profile"; issue 21) ---------------
+# `make tiny PROFILE=router` builds ./pith-router: src/core and the raw system
+# calls of pith-tiny under a small server floor written for size (src/router/:
+# one epoll loop, a direct response writer, sendfile), -Oz with link-time
+# optimization; core's MIME table keeps its MIME_R entries (PITH_ROUTER).
+# `make cross PROFILE=router` (or cross-router-ARCH) builds
+# build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
+ROUTER_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+             src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/main_router.c
+ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
+ROUTER_DIR_x86_64 = build/router
+ROUTER_BIN_x86_64 = pith-router
+
+define router_rules
+ROUTER_DIR_$(1) ?= build/router-$(1)
+ROUTER_BIN_$(1) ?= build/router-$(1)/pith-router
+ROUTER_OBJ_$(1) = $$(patsubst src/%.c,$$(ROUTER_DIR_$(1))/%.o,$$(ROUTER_SRC))
+$$(ROUTER_DIR_$(1))/%.o: src/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC [router $(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(ROUTER_CFLAGS) $$(TINY_ARCH_$(1)) \
+	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
+$$(ROUTER_BIN_$(1)): $$(ROUTER_OBJ_$(1))
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) -Oz -flto $$(TINY_LDFLAGS) \
+	    -Wl,-Map,$$(ROUTER_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+cross-router-$(1): $$(ROUTER_BIN_$(1))
+endef
+$(foreach a,$(TINY_ARCHES),$(eval $(call router_rules,$(a))))
+
+ifeq ($(PROFILE),router)
+tiny: pith-router
+cross: $(addprefix cross-router-,$(TINY_CROSS))
+else
 tiny: pith-tiny
 cross: $(addprefix cross-,$(TINY_CROSS))
+endif
+router: pith-router
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
@@ -372,6 +409,6 @@ package-check:
 	$(PYTEST) tests/package_check.py
 
 clean:
-	rm -rf build pith pith-asan pith-tiny
+	rm -rf build pith pith-asan pith-tiny pith-router
 
 -include $(shell find build -name '*.d' 2>/dev/null)

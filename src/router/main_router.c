@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main_router.c - pith-router's entry point (rt_raw.c's _start calls main):
+ * the router profile's options (every other one exits 2, named), the
+ * start-up (root, resolver probe, one listening socket shared by the
+ * workers, the log, --daemon, --pidfile, the start line) and the master:
+ * prefork workers, replaced when one dies, TERM/INT to drain and exit,
+ * HUP/USR1 passed on to reopen the log. docs/DESIGN.md, "The router profile".
+ */
+#include "core/bytes.h"
+#include "router/router.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <limits.h>
+
+struct router_set router;
+
+enum opt {
+    O_PORT,
+    O_ADDR,
+    O_WORKERS,
+    O_INDEX,
+    O_NO_LISTING,
+    O_MAX_AGE,
+    O_LOG,
+    O_LOG_MAX,
+    O_PIDFILE,
+    O_DAEMON,
+    O_QUIET,
+    O_HELP,
+    O_VERSION,
+    O_ROOT,
+    O_T_HEADER,
+    O_T_KEEPALIVE,
+    O_T_SEND,
+};
+
+static const struct {
+    char name[18];
+    char brief;
+    uint8_t value; /* takes a value */
+} opts[] = {
+    {"port", 'p', 1},
+    {"addr", 'a', 1},
+    {"workers", 'w', 1},
+    {"index", 0, 1},
+    {"no-listing", 0, 0},
+    {"max-age", 0, 1},
+    {"log", 0, 1},
+    {"log-max", 0, 1},
+    {"pidfile", 0, 1},
+    {"daemon", 0, 0},
+    {"quiet", 'q', 0},
+    {"help", 'h', 0},
+    {"version", 'V', 0},
+    {"root", 0, 1},
+    {"timeout-header", 0, 1},
+    {"timeout-keepalive", 0, 1},
+    {"timeout-send", 0, 1},
+};
+
+static const char usage[] =
+    "usage: pith-router [OPTIONS] [ROOT]   serve ROOT (default: .) over HTTP/1.1\n"
+    "  -p, --port N  -a, --addr ADDR  -w, --workers N (1-16, default 4)\n"
+    "  --index NAME  --no-listing  --max-age S  --timeout-header|-keepalive|-send S\n"
+    "  --log FILE|-  --log-max KIB  --pidfile FILE  --daemon  -q  -h  -V\n"
+    "examples:\n"
+    "  pith-router -p 80 /www\n"
+    "  pith-router --daemon --log /tmp/access.log --pidfile /run/pith.pid /www\n";
+
+void router_say(const char *a, const char *b)
+{
+    char line[512];
+    struct buf o = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&o, "pith: ");
+    buf_put(&o, a, cstr_len(a) > 200 ? 200 : cstr_len(a));
+    buf_put_cstr(&o, b);
+    buf_put_char(&o, '\n');
+    sys_write(2, line, o.len);
+}
+
+static _Noreturn void fail(int code, const char *a, const char *b)
+{
+    router_say(a, b);
+    sys_exit(code);
+}
+
+static uint64_t number(const char *flag, const char *v, uint64_t lo, uint64_t hi)
+{
+    uint64_t n;
+    if (!u64_parse(span_make(v, cstr_len(v)), &n) || n < lo || n > hi)
+        fail(2, flag, ": not a number in range");
+    return n;
+}
+
+struct cmdline {
+    const char *root, *addr, *pidfile;
+    unsigned port, workers;
+    bool daemon, quiet;
+};
+
+/* One option and its value; returns how many arguments it took. */
+static int option(struct cmdline *cl, const char *arg, const char *next)
+{
+    const char *v = NULL;
+    size_t n = 0;
+    int k = -1;
+    if (arg[1] == '-') {
+        const char *name = arg + 2;
+        n = mem_find(name, cstr_len(name), '=');
+        for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+            if (n == cstr_len(opts[i].name) && mem_eq(name, opts[i].name, n))
+                k = (int)i;
+        if (name[n])
+            v = name + n + 1;
+    } else {
+        for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+            if (arg[1] && arg[1] == opts[i].brief && !arg[2])
+                k = (int)i;
+    }
+    if (k < 0)
+        fail(2, arg, ": not in the router profile (the full build or pith-tiny has it)");
+    int used = 1;
+    if (opts[k].value && !v) {
+        if (!next)
+            fail(2, arg, ": needs a value");
+        v = next;
+        used = 2;
+    } else if (!opts[k].value && v) {
+        fail(2, arg, ": takes no value");
+    }
+    switch (k) {
+    case O_PORT: cl->port = (unsigned)number(arg, v, 0, 65535); break;
+    case O_ADDR: cl->addr = v; break;
+    case O_WORKERS: cl->workers = (unsigned)number(arg, v, 1, 16); break;
+    case O_INDEX: router.index = v; break;
+    case O_NO_LISTING: router.listing = false; break;
+    case O_MAX_AGE: {
+        uint64_t s = number(arg, v, 0, 1000000000);
+        struct buf b = buf_make(router.cache_control, sizeof router.cache_control - 1);
+        buf_put_cstr(&b, s ? "max-age=" : "no-cache");
+        if (s)
+            buf_put_u64(&b, s);
+        router.cache_control[b.len] = '\0';
+        break;
+    }
+    case O_LOG: router.log_path = v; break;
+    case O_LOG_MAX: router.log_max = number(arg, v, 1, 1u << 30) * 1024; break;
+    case O_PIDFILE: cl->pidfile = v; break;
+    case O_DAEMON: cl->daemon = true; break;
+    case O_QUIET: cl->quiet = true; break;
+    case O_HELP: sys_write(1, usage, sizeof usage - 1); sys_exit(0);
+    case O_VERSION: fail(0, "pith-router " PITH_VERSION, " (pith's router profile)");
+    case O_ROOT: cl->root = v; break;
+    default: { /* the timeouts */
+        int *t = k == O_T_HEADER      ? &router.t_header
+                 : k == O_T_KEEPALIVE ? &router.t_keepalive
+                                      : &router.t_send;
+        *t = (int)number(arg, v, 1, 3600) * 1000;
+    }
+    }
+    return used;
+}
+
+static void parse_args(struct cmdline *cl, int argc, char **argv)
+{
+    for (int i = 1; i < argc;) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1]) {
+            i += option(cl, a, i + 1 < argc ? argv[i + 1] : NULL);
+            continue;
+        }
+        if (cl->root)
+            fail(2, a, ": one ROOT only");
+        cl->root = a;
+        i++;
+    }
+}
+
+static int listen_on(const struct cmdline *cl, char *url, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    const char *addr = cl->addr ? cl->addr : "::";
+    if (sys_parse_addr(addr, cl->port, &ss, &len) < 0)
+        fail(2, addr, ": --addr wants a numeric IPv4 or IPv6 address");
+    int fd = sys_listen_tcp(&ss, len, 511, false);
+    if (fd < 0 && !cl->addr) { /* no IPv6 here: IPv4 alone */
+        sys_parse_addr("0.0.0.0", cl->port, &ss, &len);
+        fd = sys_listen_tcp(&ss, len, 511, false);
+    }
+    if (fd < 0)
+        fail(1, addr, fd == -EADDRINUSE ? ": the port is in use" : ": cannot listen there");
+    sys_addr_text(&ss, url, cap);
+    return fd;
+}
+
+/* ---- the master -------------------------------------------------------------------- */
+
+static int pids[16];
+static unsigned nworkers;
+
+static void spawn(unsigned i)
+{
+    int pid = sys_fork();
+    if (pid == 0)
+        router_worker();
+    pids[i] = pid;
+}
+
+static void signal_workers(int sig)
+{
+    for (unsigned i = 0; i < nworkers; i++)
+        if (pids[i] > 0)
+            sys_kill(pids[i], sig);
+}
+
+/* Reaps what exited; replaces a worker that died while serving. Returns
+ * how many workers are left. */
+static unsigned reap(bool stopping)
+{
+    int st, pid;
+    while ((pid = sys_waitpid_any(&st)) > 0) {
+        for (unsigned i = 0; i < nworkers; i++) {
+            if (pids[i] != pid)
+                continue;
+            pids[i] = 0;
+            if (stopping)
+                break;
+            char line[96];
+            struct buf b = buf_make(line, sizeof line - 1);
+            int code = sys_exit_status(st);
+            buf_put_cstr(&b, "worker ");
+            buf_put_u64(&b, i);
+            buf_put_cstr(&b, " (pid ");
+            buf_put_u64(&b, (uint64_t)pid);
+            buf_put_cstr(&b, code < 0 ? ") was killed by signal " : ") exited with status ");
+            buf_put_u64(&b, (uint64_t)(code < 0 ? -code : code));
+            line[b.len] = '\0';
+            router_say(line, "; starting a new one");
+            spawn(i);
+        }
+    }
+    unsigned left = 0;
+    for (unsigned i = 0; i < nworkers; i++)
+        left += pids[i] > 0;
+    return left;
+}
+
+static _Noreturn void master(const char *pidfile)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
+    bool stopping = false;
+    for (;;) {
+        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), 60000);
+        if (sig == SIGCHLD && !reap(stopping) && stopping)
+            break;
+        if (sig == SIGHUP || sig == SIGUSR1)
+            signal_workers(sig);
+        if (sig == SIGTERM || sig == SIGINT) {
+            signal_workers(stopping ? SIGKILL : SIGTERM); /* a second one: at once */
+            stopping = true;
+        }
+    }
+    if (pidfile)
+        sys_unlink(pidfile);
+    sys_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    static char root[PATH_MAX + 1], url[80];
+    struct cmdline cl = {.port = 8080, .workers = 4};
+    router.index = "index.html";
+    router.listing = true;
+    router.t_header = 15000;
+    router.t_keepalive = 5000;
+    router.t_send = 30000;
+    router.log_max = 256 * 1024;
+    mem_copy(router.cache_control, "max-age=60", 11);
+    parse_args(&cl, argc, argv);
+    if (sys_realpath(cl.root ? cl.root : ".", root, sizeof root) < 0 ||
+        (router.root_fd = sys_open_dir(root)) < 0)
+        fail(1, cl.root ? cl.root : ".", ": cannot open the root directory");
+    const char *force = sys_getenv("PITH_RESOLVE");
+    router.resolve = force && force[0] == 'w' ? RESOLVE_WALK : resolve_probe(router.root_fd);
+    router.listen_fd = listen_on(&cl, url, sizeof url);
+    if (router.log_path && !(router.log_path[0] == '-' && !router.log_path[1])) {
+        int fd = sys_open_log(router.log_path);
+        if (fd < 0)
+            fail(1, router.log_path, ": cannot open the log");
+        sys_close(fd);
+    }
+    if (cl.pidfile && sys_write_pidfile(cl.pidfile, -1) < 0)
+        fail(1, cl.pidfile, ": cannot write the pidfile");
+    if (!cl.quiet) {
+        char line[PATH_MAX + 200];
+        struct buf b = buf_make(line, sizeof line);
+        buf_put_cstr(&b, "pith " PITH_VERSION " serving ");
+        buf_put_cstr(&b, root);
+        buf_put_cstr(&b, " on http://");
+        buf_put_cstr(&b, url);
+        buf_put_char(&b, ':');
+        buf_put_u64(&b, (uint64_t)sys_local_port(router.listen_fd));
+        buf_put_cstr(&b, "/ (");
+        buf_put_u64(&b, cl.workers);
+        buf_put_cstr(&b, cl.workers == 1 ? " worker, epoll, " : " workers, epoll, ");
+        buf_put_cstr(&b, resolve_method_name(router.resolve));
+        buf_put_cstr(&b, ", router)\n");
+        sys_write(2, line, b.len);
+    }
+    if (cl.daemon && sys_daemonize() < 0)
+        fail(1, "--daemon", ": cannot detach");
+    if (cl.pidfile)
+        sys_write_pidfile(cl.pidfile, sys_getpid());
+    static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
+    sys_sigmask_block(sigs, ARRAY_LEN(sigs), &router_unblocked);
+    sys_signal_ignore(SIGPIPE);
+    nworkers = cl.workers;
+    for (unsigned i = 0; i < nworkers; i++)
+        spawn(i);
+    master(cl.pidfile);
+}
