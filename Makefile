@@ -207,6 +207,18 @@ cross: $(addprefix cross-,$(TINY_CROSS))
 endif
 router: pith-router
 
+# The router profile's tests: the differential test against the full build,
+# its own command line, and the black-box files of what it has, against
+# pith-router (the tests of what it leaves out are marked full_only or
+# router_lacks and skip with the reason).
+ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_parser.py \
+                    tests/test_paths.py tests/test_range.py tests/test_conditional.py \
+                    tests/test_methods.py tests/test_keepalive.py tests/test_dotfiles.py \
+                    tests/test_headers.py tests/test_mime.py tests/test_directories.py \
+                    tests/test_timeouts.py
+test-router: pith pith-router
+	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
+
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
 test-tiny: pith-tiny
