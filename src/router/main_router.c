@@ -178,7 +178,8 @@ static void parse_args(struct cmdline *cl, int argc, char **argv)
     }
 }
 
-static int listen_on(const struct cmdline *cl, char *url, size_t cap)
+/* The listening socket; *host gets the address as the start line shows it. */
+static int listen_on(const struct cmdline *cl, const char **host, const char **addr_out)
 {
     struct sockaddr_storage ss;
     socklen_t len;
@@ -186,13 +187,16 @@ static int listen_on(const struct cmdline *cl, char *url, size_t cap)
     if (sys_parse_addr(addr, cl->port, &ss, &len) < 0)
         fail(2, addr, ": --addr wants a numeric IPv4 or IPv6 address");
     int fd = sys_listen_tcp(&ss, len, 511, false);
+    *host = ss.ss_family == AF_INET6 && addr[0] != '[' ? "[" : "";
     if (fd < 0 && !cl->addr) { /* no IPv6 here: IPv4 alone */
-        sys_parse_addr("0.0.0.0", cl->port, &ss, &len);
+        *host = "";
+        addr = "0.0.0.0";
+        sys_parse_addr(addr, cl->port, &ss, &len);
         fd = sys_listen_tcp(&ss, len, 511, false);
     }
+    *addr_out = addr;
     if (fd < 0)
         fail(1, addr, fd == -EADDRINUSE ? ": the port is in use" : ": cannot listen there");
-    sys_addr_text(&ss, url, cap);
     return fd;
 }
 
@@ -270,7 +274,8 @@ static _Noreturn void master(const char *pidfile)
 
 int main(int argc, char **argv)
 {
-    static char root[PATH_MAX + 1], url[80];
+    static char root[PATH_MAX + 1];
+    const char *bracket, *addr;
     struct cmdline cl = {.port = 8080, .workers = 4};
     router.index = "index.html";
     router.listing = true;
@@ -285,7 +290,7 @@ int main(int argc, char **argv)
         fail(1, cl.root ? cl.root : ".", ": cannot open the root directory");
     const char *force = sys_getenv("PITH_RESOLVE");
     router.resolve = force && force[0] == 'w' ? RESOLVE_WALK : resolve_probe(router.root_fd);
-    router.listen_fd = listen_on(&cl, url, sizeof url);
+    router.listen_fd = listen_on(&cl, &bracket, &addr);
     if (router.log_path && !(router.log_path[0] == '-' && !router.log_path[1])) {
         int fd = sys_open_log(router.log_path);
         if (fd < 0)
@@ -300,8 +305,9 @@ int main(int argc, char **argv)
         buf_put_cstr(&b, "pith " PITH_VERSION " serving ");
         buf_put_cstr(&b, root);
         buf_put_cstr(&b, " on http://");
-        buf_put_cstr(&b, url);
-        buf_put_char(&b, ':');
+        buf_put_cstr(&b, bracket);
+        buf_put_cstr(&b, addr);
+        buf_put_cstr(&b, bracket[0] ? "]:" : ":");
         buf_put_u64(&b, (uint64_t)sys_local_port(router.listen_fd));
         buf_put_cstr(&b, "/ (");
         buf_put_u64(&b, cl.workers);

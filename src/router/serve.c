@@ -26,7 +26,6 @@
 #include "router/router.h"
 #include "sys/sys.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,10 +60,10 @@ struct rconn {
 };
 
 static struct rconn *conns;
-static int ep, nconns, log_fd = -1;
+static int ep, nconns, log_fd; /* log_fd 0: none (no initialized data, see DESIGN.md) */
 static uint32_t log_unchecked;
 static bool paused, draining;
-static int64_t now_ms, now_sec = -1, grace_end;
+static int64_t now_ms, now_sec, grace_end;
 static char date[DATE_IMF_LEN];
 static struct http_request req;
 static struct http_info info;
@@ -488,22 +487,37 @@ static void put_quoted(struct buf *b, struct span s, size_t max)
     buf_put_char(b, '"');
 }
 
+/* The peer: IPv4 dotted (also when mapped into IPv6), else eight hex
+ * groups (no "::" shortening: fewer bytes of code than inet_ntop). */
+static void put_peer(struct buf *b, const struct sockaddr_storage *ss)
+{
+    const unsigned char *ip = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (ss->ss_family == AF_INET)
+        ip = (const unsigned char *)&((const struct sockaddr_in *)ss)->sin_addr - 12;
+    if (ss->ss_family == AF_INET || mem_eq(ip, mapped, 12)) {
+        for (int i = 12; i < 16; i++) {
+            buf_put_u64(b, ip[i]);
+            if (i < 15)
+                buf_put_char(b, '.');
+        }
+        return;
+    }
+    for (int i = 0; i < 16; i += 2) {
+        char h[16];
+        buf_put(b, h, u64_format_hex((uint64_t)(ip[i] << 8 | ip[i + 1]), h));
+        if (i < 14)
+            buf_put_char(b, ':');
+    }
+}
+
 static void log_request(const struct rconn *c)
 {
-    if (log_fd < 0)
+    if (!log_fd)
         return;
-    char line[8192], host[64];
+    char line[8192], host[DATE_CLF_LEN];
     struct buf b = buf_make(line, sizeof line);
-    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&c->peer;
-    const unsigned char *ip = a6->sin6_addr.s6_addr;
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (c->peer.ss_family == AF_INET6 && mem_eq(ip, mapped, 12))
-        inet_ntop(AF_INET, ip + 12, host, sizeof host);
-    else if (c->peer.ss_family == AF_INET6)
-        inet_ntop(AF_INET6, ip, host, sizeof host);
-    else
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)&c->peer)->sin_addr, host, sizeof host);
-    buf_put_cstr(&b, host);
+    put_peer(&b, &c->peer);
     buf_put_cstr(&b, " - - [");
     buf_put(&b, host, date_format_clf(now_sec, host));
     buf_put_cstr(&b, "] ");
@@ -539,7 +553,7 @@ static void log_open(void)
     int fd = router.log_path[0] == '-' && !router.log_path[1] ? 1 : sys_open_log(router.log_path);
     if (fd < 0)
         return;
-    if (log_fd < 0)
+    if (!log_fd)
         log_fd = fd;
     else if (fd != 1) {
         sys_dup_onto(fd, log_fd);
@@ -702,13 +716,15 @@ static void on_accept(void)
         struct rconn *c = conns;
         while (c->phase != P_FREE)
             c++;
-        *c = (struct rconn){.fd = fd,
-                            .file_fd = -1,
-                            .dir_fd = -1,
-                            .phase = P_READ,
-                            .events = EPOLLIN,
-                            .deadline = now_ms + router.t_header,
-                            .peer = peer};
+        /* Field by field: the buffers stay untouched (and unmapped) until used. */
+        c->fd = fd;
+        c->file_fd = c->dir_fd = -1;
+        c->phase = P_READ;
+        c->idle = false;
+        c->events = EPOLLIN;
+        c->deadline = now_ms + router.t_header;
+        c->have = c->used = 0;
+        c->peer = peer;
         sys_set_nodelay(fd);
         sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - conns));
         nconns++;
@@ -740,7 +756,7 @@ static void tick(void)
 {
     now_ms = sys_now_ms();
     int64_t s = sys_now_real();
-    if (s != now_sec)
+    if (s != now_sec || !date[0])
         date_format_imf(s, date);
     now_sec = s;
 }
