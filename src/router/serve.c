@@ -39,6 +39,11 @@
 
 enum phase { P_FREE, P_READ, P_SEND, P_LINGER };
 
+/* A connection's state, kept apart from its buffers (struct rbuf) so that
+ * an idle one costs its few hundred bytes here: a request that arrives
+ * whole and is answered at once lives in the worker's scratch buffers,
+ * and only what must wait (a partial head, pipelined bytes, a head not
+ * sent yet, a listing) moves into the connection's own rbuf. */
 struct rconn {
     int fd, file_fd, dir_fd;
     uint8_t phase;
@@ -52,14 +57,21 @@ struct rconn {
     uint32_t have, used, out_len, out_off;
     uint16_t dlen, doff;
     int status, minor;
-    struct span method, target, referer, user_agent; /* for the log, into in[] */
+    char *inp, *outp; /* the request's bytes and the answer's: scratch or own */
+    struct span method, target, referer, user_agent; /* for the log, into inp */
     struct sockaddr_storage peer;
+};
+
+struct rbuf {
     char dbuf[1024]; /* getdents of a listing in progress */
     char out[OUT_CAP];
     char in[HTTP_MAX_HEAD];
 };
 
-static struct rconn *conns;
+static struct rconn conns[ROUTER_CONNS];
+static struct rbuf *bufs; /* mapped, untouched until a connection needs it */
+static char scratch_in[HTTP_MAX_HEAD], scratch_out[OUT_CAP];
+#define OWN(c) (&bufs[(c)-conns])
 static int ep, nconns, log_fd; /* log_fd 0: none (no initialized data, see DESIGN.md) */
 static uint32_t log_unchecked;
 static bool paused, draining;
@@ -297,14 +309,15 @@ static void listing_start(struct rconn *c, int dirfd)
  * a plain list of links, names HTML-escaped and percent-encoded. */
 static void listing_fill(struct rconn *c)
 {
-    struct buf b = buf_make(c->out + 8, OUT_CAP - 8 - 8);
+    char *out = c->outp = OWN(c)->out;
+    struct buf b = buf_make(out + 8, OUT_CAP - 8 - 8);
     bool end = false;
     if (!c->page_started)
         buf_put_cstr(&b, "<!DOCTYPE html>\n<meta charset=utf-8><title>Index</title>\n<ul>\n");
     c->page_started = true;
     while (b.cap - b.len > LISTING_ENTRY_MAX) {
         if (c->doff >= c->dlen) {
-            ssize_t n = sys_getdents(c->dir_fd, c->dbuf, sizeof c->dbuf);
+            ssize_t n = sys_getdents(c->dir_fd, OWN(c)->dbuf, sizeof OWN(c)->dbuf);
             if (n <= 0) {
                 end = true;
                 break;
@@ -314,7 +327,7 @@ static void listing_fill(struct rconn *c)
         }
         const char *name;
         enum sys_file_type ty;
-        c->doff = (uint16_t)sys_dirent_next(c->dbuf, c->dlen, c->doff, &name, &ty);
+        c->doff = (uint16_t)sys_dirent_next(OWN(c)->dbuf, c->dlen, c->doff, &name, &ty);
         struct sys_stat st;
         if (name[0] == '.')
             continue;
@@ -345,8 +358,8 @@ static void listing_fill(struct rconn *c)
     char head[H1_CHUNK_HEAD_MAX];
     size_t k = h1_chunk_head(b.len, head);
     c->out_off = (uint32_t)(8 - k);
-    mem_copy(c->out + c->out_off, head, k);
-    mem_copy(c->out + c->out_len, end ? "\r\n0\r\n\r\n" : "\r\n", end ? 7 : 2);
+    mem_copy(out + c->out_off, head, k);
+    mem_copy(out + c->out_len, end ? "\r\n0\r\n\r\n" : "\r\n", end ? 7 : 2);
     c->out_len += end ? 7 : 2;
 }
 
@@ -585,7 +598,27 @@ static void drop(struct rconn *c)
     }
 }
 
-static void parse(struct rconn *c);
+/* What must outlive this event moves from the scratch buffers into the
+ * connection's own: the request's bytes (the log's spans rebased) and the
+ * part of the head not sent yet. */
+static void own(struct rconn *c)
+{
+    struct rbuf *o = OWN(c);
+    if (c->inp == scratch_in) {
+        mem_copy(o->in, scratch_in, c->have);
+        struct span *sp[] = {&c->method, &c->target, &c->referer, &c->user_agent};
+        for (int i = 0; i < 4; i++)
+            if (sp[i]->p)
+                sp[i]->p = o->in + (sp[i]->p - scratch_in);
+        c->inp = o->in;
+    }
+    if (c->outp == scratch_out) {
+        mem_copy(o->out, scratch_out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+        c->outp = o->out;
+    }
+}
 
 static void done(struct rconn *c)
 {
@@ -600,23 +633,20 @@ static void done(struct rconn *c)
         return;
     }
     c->have -= c->used;
-    mem_move(c->in, c->in + c->used, c->have);
+    mem_move(c->inp, c->inp + c->used, c->have);
     c->used = 0;
     c->phase = P_READ;
     c->idle = c->have == 0;
     c->deadline = now_ms + (c->idle ? router.t_keepalive : router.t_header);
-    if (c->have)
-        parse(c);
-    else
-        want(c, EPOLLIN);
 }
 
+/* Sends what is pending; at its end the exchange is done. */
 static void pump(struct rconn *c)
 {
     for (;;) {
         ssize_t n;
         if (c->out_off < c->out_len) {
-            n = sys_send(c->fd, c->out + c->out_off, c->out_len - c->out_off, c->file_left > 0);
+            n = sys_send(c->fd, c->outp + c->out_off, c->out_len - c->out_off, c->file_left > 0);
             if (n > 0)
                 c->out_off += (uint32_t)n;
         } else if (c->file_left) {
@@ -639,6 +669,7 @@ static void pump(struct rconn *c)
             return;
         }
         if (n == -EAGAIN) {
+            own(c);
             want(c, EPOLLOUT);
             return;
         }
@@ -650,7 +681,7 @@ static void pump(struct rconn *c)
     }
 }
 
-/* Starts the answer to in[0..have): a parser verdict, or 408 (status). */
+/* Starts the answer to inp[0..have): a parser verdict, or 408 (status). */
 static void respond_to(struct rconn *c, long verdict)
 {
     c->phase = P_SEND;
@@ -659,7 +690,7 @@ static void respond_to(struct rconn *c, long verdict)
     c->minor = 1;
     c->body_bytes = 0;
     c->deadline = now_ms + router.t_send;
-    ob = buf_make(c->out, OUT_CAP);
+    ob = buf_make(c->outp = scratch_out, OUT_CAP);
     if (verdict > 0) {
         c->used = (uint32_t)verdict;
         answer(c);
@@ -672,33 +703,42 @@ static void respond_to(struct rconn *c, long verdict)
     pump(c);
 }
 
-static void parse(struct rconn *c)
+/* Answers the complete heads in inp, one after another (a loop, not a
+ * recursion: a buffer may hold a thousand pipelined requests). */
+static void drive(struct rconn *c)
 {
-    long r = http_parse_request(c->in, c->have, &req);
-    if (r == HTTP_PARSE_AGAIN)
-        want(c, EPOLLIN);
-    else
+    while (c->phase == P_READ && c->have) {
+        long r = http_parse_request(c->inp, c->have, &req);
+        if (r == HTTP_PARSE_AGAIN)
+            break;
         respond_to(c, r);
+    }
+    if (c->phase == P_READ) {
+        own(c);
+        want(c, EPOLLIN);
+    }
 }
 
 static void on_input(struct rconn *c)
 {
-    char *p = c->phase == P_LINGER ? c->out : c->in + c->have;
-    size_t room = c->phase == P_LINGER ? OUT_CAP : sizeof c->in - c->have;
-    ssize_t n = sys_recv(c->fd, p, room);
+    if (!c->have)
+        c->inp = scratch_in;
+    bool linger = c->phase == P_LINGER;
+    char *p = linger ? scratch_out : c->inp + c->have;
+    ssize_t n = sys_recv(c->fd, p, linger ? OUT_CAP : HTTP_MAX_HEAD - c->have);
     if (n == -EAGAIN)
         return;
     if (n <= 0) {
         drop(c);
         return;
     }
-    if (c->phase == P_LINGER)
+    if (linger)
         return;
     if (c->idle) /* the next request's first byte: its head's deadline */
         c->deadline = now_ms + router.t_header;
     c->idle = false;
     c->have += (uint32_t)n;
-    parse(c);
+    drive(c);
 }
 
 static void on_accept(void)
@@ -743,7 +783,7 @@ static int sweep(void)
         if (draining && c->phase == P_READ && c->idle)
             drop(c);
         else if (now_ms >= c->deadline && c->phase == P_READ && !quiet)
-            respond_to(c, -408);
+            respond_to(c, -408), drive(c);
         else if (now_ms >= c->deadline)
             drop(c);
         if (c->phase != P_FREE && c->deadline < next)
@@ -780,9 +820,9 @@ _Noreturn void router_worker(void)
     sys_signal(SIGINT, on_term);
     sys_signal(SIGHUP, on_hup);
     sys_signal(SIGUSR1, on_hup);
-    conns = sys_map(sizeof(struct rconn) * ROUTER_CONNS);
+    bufs = sys_map(sizeof(struct rbuf) * ROUTER_CONNS);
     ep = sys_epoll_create();
-    if (!conns || ep < 0)
+    if (!bufs || ep < 0)
         sys_exit(1);
     log_open();
     sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
@@ -812,6 +852,7 @@ _Noreturn void router_worker(void)
                     on_accept();
             } else if (conns[tag].phase == P_SEND) {
                 pump(&conns[tag]);
+                drive(&conns[tag]);
             } else if (conns[tag].phase != P_FREE) {
                 on_input(&conns[tag]);
             }

@@ -163,9 +163,10 @@ __asm__(".text\n.global _start\n.type _start,@function\n_start:\n"
 #endif
 
 #if defined(__arm__)
-/* libgcc's __aeabi_ldiv0 (a 64-bit division by zero) raises SIGFPE. */
+/* libgcc's __aeabi_ldiv0 (a 64-bit division by zero) raises SIGFPE.
+ * used: link-time optimization must keep it for libgcc, linked after. */
 int raise(int sig);
-int raise(int sig)
+__attribute__((used)) int raise(int sig)
 {
     return (int)SC2(kill, SC0(getpid), sig);
 }
