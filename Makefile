@@ -37,7 +37,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
         $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
-        router test-router $(addprefix cross-router-,$(TINY_ARCHES))
+        router test-router test-router-cross $(addprefix cross-router-,$(TINY_ARCHES))
 
 all: pith
 
@@ -218,6 +218,11 @@ ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/tes
                     tests/test_timeouts.py
 test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
+
+# The differential test against each cross-built router under qemu-user.
+test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS))
+	@set -e; for a in $(TINY_CROSS); do echo "router $$a (qemu-$$a):"; \
+	    PITH_ROUTER_CMD="qemu-$$a build/router-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).

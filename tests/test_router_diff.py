@@ -8,7 +8,9 @@ match: status line and every field in order (the Date value aside), and the
 body, except the two the contract lets differ (the listing page, whose
 framing fields still match) and several ranges, where the router answers as
 the full build does to the same request without Range (200, whole file).
-One module-scoped pair of servers; about 2 s."""
+One module-scoped pair of servers; about 2 s. PITH_ROUTER_CMD runs the
+router another way (make test-router-cross: "qemu-mips
+build/router-mips/pith-router", a cross build under qemu-user)."""
 
 import os
 import re
@@ -29,6 +31,7 @@ PORT_RE = re.compile(r"^pith \S+ serving .* on http://\S+:(\d+)/ \(", re.M)
 TYPES = ["html", "css", "js", "mjs", "json", "wasm", "svg", "png", "jpg", "jpeg", "gif",
          "webp", "avif", "ico", "woff2", "txt", "xml", "pdf", "mp4", "webm", "map", "htm"]
 BIG = 100000
+HUGE_AT = (2 << 30) + 10
 OLD = 1500000000  # every file's mtime: in the past, so no Last-Modified clamp to Date
 
 
@@ -59,6 +62,10 @@ def make_root(d):
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb") as f:
             f.write(data)
+    with open(os.path.join(d, "huge.bin"), "wb") as f:  # sparse: 32-bit offsets above 2 GiB
+        f.seek(HUGE_AT)
+        f.write(b"above two GiB")
+        f.truncate(3 << 30)
     os.symlink("a.txt", os.path.join(d, "link.txt"))
     os.mkfifo(os.path.join(d, "fifo"))
     for dp, dns, fns in os.walk(d):
@@ -69,10 +76,14 @@ def make_root(d):
 
 
 def start(binary, root):
+    cmd = [binary]
+    if binary == ROUTER_BIN and os.environ.get("PITH_ROUTER_CMD"):
+        cmd = os.environ["PITH_ROUTER_CMD"].split()
+        binary = cmd[-1]
     if not os.path.exists(binary):
         pytest.fail("%s not built (make pith pith-router)" % binary, pytrace=False)
     env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "PITH_RESOLVE")}
-    p = subprocess.Popen([binary, "--port", "0", "--addr", "127.0.0.1", "--workers", "1", root],
+    p = subprocess.Popen(cmd + ["--port", "0", "--addr", "127.0.0.1", "--workers", "1", root],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, env=env, start_new_session=True)
     line = b""
@@ -182,6 +193,10 @@ def cases(port):
     for rg in RANGES:
         for p in ("/big.bin", "/a.txt", "/empty.txt"):
             out.append(("range %s %s" % (rg, p), req(p, headers=[("Range", rg)])))
+    for rg in ("bytes=%d-%d" % (HUGE_AT, HUGE_AT + 12), "bytes=-10", "bytes=%d-" % (3 << 30),
+               "bytes=%d-%d" % (HUGE_AT - 5, HUGE_AT + 2)):
+        out.append(("huge %s" % rg, req("/huge.bin", headers=[("Range", rg)])))
+    out.append(("huge HEAD", req("/huge.bin", "HEAD")))
     out.append(("range on HEAD", req("/big.bin", "HEAD", [("Range", "bytes=0-9")])))
     out.append(("range on a listing", req("/e/", headers=[("Range", "bytes=0-9")])))
     etag, lm = etag_and_lm(port, "/big.bin")
@@ -304,3 +319,11 @@ def test_listing_framing_and_names(pair):
     assert 'href="d/"' in body and 'href="sp%20ace.html"' in body
     assert ".secret" not in body and ".well-known" not in body and "<script" not in body
     assert "link.txt" not in body and "fifo" not in body
+
+
+def test_above_two_gib(pair):
+    """Offsets past 2^31 (sendfile64 and O_LARGEFILE on the 32-bit ABIs)."""
+    _, _, router = pair
+    [r] = exchange(router, req("/huge.bin", headers=[("Range", "bytes=%d-%d" % (HUGE_AT, HUGE_AT + 12))]))
+    assert r.status == 206 and r.body == b"above two GiB", r.head_text()
+    assert r["Content-Range"] == "bytes %d-%d/%d" % (HUGE_AT, HUGE_AT + 12, 3 << 30)
