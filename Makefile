@@ -242,7 +242,8 @@ test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook
 	PITH_ARM64_KERNEL=1 $(PYTEST) -n 0 tests/test_tiny_arm64_kernel.py
 
 # Each architecture's stripped size against its budget, and where the bytes go.
-size-tiny: tiny cross
+size-tiny: pith-tiny $(addprefix cross-,$(TINY_CROSS)) pith-router \
+           $(addprefix cross-router-,$(TINY_CROSS))
 	scripts/tiny-size --modules x86_64 --groups x86_64 --groups mips
 
 # --- libFuzzer targets ----------------------------------------------------------------
