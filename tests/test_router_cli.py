@@ -98,3 +98,81 @@ def test_access_log_combined_and_rotated(docroot, tmp_path):
         assert poll_until(lambda: "GET /index.html" in log.read_text(), 5)
     finally:
         assert s.stop() == []
+
+
+def test_pipelined_behind_a_blocked_send(tmp_path):
+    """A big answer that cannot be sent at once: the head, the file and the
+    pipelined request behind it move out of the scratch buffers into the
+    connection's own (and the log's spans with them), and another client
+    is served meanwhile from the same scratch buffers."""
+    (tmp_path / "big").write_bytes(b"b" * (16 << 20))
+    (tmp_path / "a.txt").write_bytes(b"hello\n")
+    log = tmp_path / "log"
+    s = PithServer(str(tmp_path), args=["--log", str(log)]).start()
+    try:
+        with s.conn() as c:
+            c.send(b"GET /big HTTP/1.1\r\nHost: x\r\nUser-Agent: first\r\n\r\n"
+                   b"GET /a.txt HTTP/1.1\r\nHost: x\r\nUser-Agent: second\r\n\r\n")
+            time.sleep(0.3)  # the server blocks on the full socket
+            for _ in range(3):
+                assert s.get("/a.txt").body == b"hello\n"  # meanwhile, another client
+            r1 = c.read_response()
+            r2 = c.read_response()
+        assert r1.status == 200 and len(r1.body) == 16 << 20
+        assert r2.status == 200 and r2.body == b"hello\n"
+        text = poll_until(lambda: log.read_text().count("\n") >= 5 and log.read_text(), 5)
+        assert '"GET /big HTTP/1.1" 200 16777216 "-" "first"' in text, text
+        assert '"GET /a.txt HTTP/1.1" 200 6 "-" "second"' in text, text
+    finally:
+        assert s.stop() == []
+
+
+def test_big_listing_in_chunks(tmp_path):
+    """A listing longer than one out buffer: many chunks, every name once."""
+    names = ["f%04d-%s.txt" % (i, "x" * 100) for i in range(600)]
+    for n in names:
+        (tmp_path / n).write_bytes(b"")
+    s = PithServer(str(tmp_path)).start()
+    try:
+        r = s.get("/")
+        assert r.status == 200 and r["Transfer-Encoding"] == "chunked"
+        body = r.body.decode()
+        assert all(body.count('href="%s"' % n) == 1 for n in names)
+        r = s.get("/", version="HTTP/1.0")  # close-delimited
+        assert r.body.decode().count("<li>") == 600
+    finally:
+        assert s.stop() == []
+
+
+def test_connections_past_128_wait(docroot):
+    """128 connections per worker; the 129th waits in the backlog and is
+    served when one closes."""
+    s = PithServer(docroot.root).start()
+    try:
+        conns = [s.conn() for _ in range(128)]
+        for c in conns[:2]:
+            c.request("GET", "/index.html")
+            assert c.read_response().status == 200
+        extra = s.conn()
+        extra.request("GET", "/index.html")
+        with pytest.raises(Exception):
+            extra.read_response(timeout=0.5)
+        conns[0].close()
+        assert extra.read_response(timeout=5).status == 200
+        for c in conns[1:] + [extra]:
+            c.close()
+    finally:
+        assert s.stop() == []
+
+
+def test_term_drains_a_download(tmp_path):
+    (tmp_path / "big").write_bytes(b"d" * (8 << 20))
+    s = PithServer(str(tmp_path)).start()
+    with s.conn() as c:
+        c.send(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(0.2)
+        s.signal(signal.SIGTERM)
+        r = c.read_response()
+        assert r.status == 200 and len(r.body) == 8 << 20  # finished, then the worker exits
+    assert s.wait_exit(10) == 0
+    assert s.stop() == []
