@@ -268,6 +268,10 @@ int main(int argc, char **argv)
     router.t_send = 30000;
     router.log_max = 256 * 1024;
     mem_copy(router.cache_control, "max-age=60", 11);
+    /* Blocked from the start (a TERM before the workers exist still ends
+     * the master with 0); workers wait with the mask from before. */
+    static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
+    sys_sigmask_block(sigs, ARRAY_LEN(sigs), &router_unblocked);
     parse_args(&cl, argc, argv);
     if (sys_realpath(cl.root ? cl.root : ".", root, sizeof root) < 0 ||
         (router.root_fd = sys_open_dir(root)) < 0)
@@ -304,8 +308,6 @@ int main(int argc, char **argv)
         fail(1, "--daemon", ": cannot detach");
     if (cl.pidfile)
         sys_write_pidfile(cl.pidfile, sys_getpid());
-    static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
-    sys_sigmask_block(sigs, ARRAY_LEN(sigs), &router_unblocked);
     sys_signal_ignore(SIGPIPE);
     nworkers = cl.workers;
     for (unsigned i = 0; i < nworkers; i++)
