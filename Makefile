@@ -37,7 +37,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
         $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
-        router test-router test-router-cross $(addprefix cross-router-,$(TINY_ARCHES))
+        router test-router test-router-cross cross-router-mips16e-mips cross-router-mips16e-mipsel $(addprefix cross-router-,$(TINY_ARCHES))
 
 all: pith
 
@@ -198,6 +198,30 @@ cross-router-$(1): $$(ROUTER_BIN_$(1))
 endef
 $(foreach a,$(TINY_ARCHES),$(eval $(call router_rules,$(a))))
 
+# MIPS16e (mips16e-ARCH, for ARCH mips and mipsel): the same router in the
+# compact 16-bit encoding, for MIPS32 cores that have the MIPS16e ASE (many
+# router SoCs; not all, hence a target of its own): every file but the system
+# call stubs (sys_raw_*.c and rt_raw.c, whose inline assembly is 32-bit) is
+# compiled -mips16 -minterlink-mips16; no LTO, which would mix the two modes
+# inside one function. build/router-mips16e-ARCH/pith-router.
+ROUTER_M16_RAW = src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c src/sys/rt_raw.c
+define router_m16_rules
+ROUTER_M16_DIR_$(1) = build/router-mips16e-$(1)
+ROUTER_M16_OBJ_$(1) = $$(patsubst src/%.c,$$(ROUTER_M16_DIR_$(1))/%.o,$$(ROUTER_SRC))
+$$(ROUTER_M16_DIR_$(1))/%.o: src/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC [router mips16e $(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(subst -flto,,$$(ROUTER_CFLAGS)) $$(TINY_ARCH_$(1)) \
+	    $$(if $$(filter $$<,$$(ROUTER_M16_RAW)),,-mips16 -minterlink-mips16) \
+	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
+$$(ROUTER_M16_DIR_$(1))/pith-router: $$(ROUTER_M16_OBJ_$(1))
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) \
+	    -Wl,-Map,$$(ROUTER_M16_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+cross-router-mips16e-$(1): $$(ROUTER_M16_DIR_$(1))/pith-router
+endef
+$(foreach a,mips mipsel,$(eval $(call router_m16_rules,$(a))))
+
 ifeq ($(PROFILE),router)
 tiny: pith-router
 cross: $(addprefix cross-router-,$(TINY_CROSS))
@@ -220,9 +244,12 @@ test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
 
 # The differential test against each cross-built router under qemu-user.
-test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS))
+test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips \
+                   cross-router-mips16e-mipsel
 	@set -e; for a in $(TINY_CROSS); do echo "router $$a (qemu-$$a):"; \
 	    PITH_ROUTER_CMD="qemu-$$a build/router-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
+	@set -e; for a in mips mipsel; do echo "router MIPS16e $$a (qemu-$$a):"; \
+	    PITH_ROUTER_CMD="qemu-$$a build/router-mips16e-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
@@ -243,7 +270,7 @@ test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook
 
 # Each architecture's stripped size against its budget, and where the bytes go.
 size-tiny: pith-tiny $(addprefix cross-,$(TINY_CROSS)) pith-router \
-           $(addprefix cross-router-,$(TINY_CROSS))
+           $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips cross-router-mips16e-mipsel
 	scripts/tiny-size --modules x86_64 --groups x86_64 --groups mips
 
 # --- libFuzzer targets ----------------------------------------------------------------
