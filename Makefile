@@ -239,7 +239,11 @@ ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/tes
                     tests/test_paths.py tests/test_range.py tests/test_conditional.py \
                     tests/test_methods.py tests/test_keepalive.py tests/test_dotfiles.py \
                     tests/test_headers.py tests/test_mime.py tests/test_directories.py \
-                    tests/test_timeouts.py
+                    tests/test_timeouts.py tests/test_network.py tests/test_robustness.py \
+                    tests/test_gap_limits.py tests/test_gap_path_max.py \
+                    tests/test_pipeline_pressure.py tests/test_regress_location_backslash.py \
+                    tests/test_regress_peer_address.py \
+                    $(foreach n,1 2 3 5 6 7 8 11 12,tests/test_regress_8_$(n).py)
 test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
 

@@ -33,7 +33,8 @@ def test_option_outside_the_profile_exits_2(tmp_path, flag):
 
 @pytest.mark.parametrize("args", [["--workers", "0"], ["--workers", "17"], ["--port", "8080junk"],
                                   ["--port", "70000"], ["--max-age"], ["--daemon=1"],
-                                  ["--addr", "localhost"], ["a", "b"]])
+                                  ["--addr", "localhost"], ["a", "b"], ["--index", "a/b"],
+                                  ["--index", ".x"], ["--index="]])
 def test_bad_values_exit_2(args):
     p = run_pith(*args)
     assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p
@@ -48,7 +49,7 @@ def test_help_is_short_with_two_examples():
 
 def test_version():
     p = run_pith("--version")
-    assert p.returncode == 0 and "pith-router 0.1.0" in p.stderr + p.stdout
+    assert p.returncode == 0 and p.stdout == "pith 0.1.0 (router profile)\n" and p.stderr == ""
 
 
 def test_workers_and_start_line(docroot):

@@ -52,6 +52,8 @@ static const char usage[] =
     "  pith-router -p 80 /www\n"
     "  pith-router --daemon --log /tmp/access.log --pidfile /run/pith.pid /www\n";
 
+static const char version[] = "pith " PITH_VERSION " (router profile)\n";
+
 void router_say(const char *a, const char *b)
 {
     char line[512];
@@ -83,14 +85,15 @@ struct cmdline {
     bool daemon, quiet;
 };
 
-/* One option and its value; returns how many arguments it took. */
+/* One option and its value; returns how many arguments it took. Messages
+ * name the option by its long name ("-p x" is "--port"). */
 static int option(struct cmdline *cl, const char *arg, const char *next)
 {
-    const char *v = NULL;
+    const char *v = NULL, *o = names;
     size_t n = 0;
     int k = -1;
     if (arg[1] == '-') {
-        const char *name = arg + 2, *o = names;
+        const char *name = arg + 2;
         n = mem_find(name, cstr_len(name), '=');
         for (int i = 0; i < O_COUNT; i++, o += cstr_len(o) + 1)
             if (n == cstr_len(o) && mem_eq(name, o, n))
@@ -99,11 +102,19 @@ static int option(struct cmdline *cl, const char *arg, const char *next)
             v = name + n + 1;
     } else {
         for (int i = 0; i < O_COUNT; i++)
-            if (arg[1] && arg[1] == briefs[i] && !arg[2])
+            if (arg[1] == briefs[i])
                 k = i;
+        if (k >= 0 && arg[2]) /* "-p8080" */
+            v = arg + 2;
     }
     if (k < 0)
-        fail(2, arg, ": not in the router profile (the full build or pith-tiny has it)");
+        fail(2, arg, ": unknown option, or not in the router profile (the full build has it)");
+    char flag[24] = "--";
+    o = names;
+    for (int i = 0; i < k; i++)
+        o += cstr_len(o) + 1;
+    mem_copy(flag + 2, o, cstr_len(o) + 1);
+    arg = flag;
     int used = 1;
     bool takes = k < O_NO_LISTING;
     if (takes && !v) {
@@ -118,7 +129,11 @@ static int option(struct cmdline *cl, const char *arg, const char *next)
     case O_PORT: cl->port = (unsigned)number(arg, v, 0, 65535); break;
     case O_ADDR: cl->addr = v; break;
     case O_WORKERS: cl->workers = (unsigned)number(arg, v, 1, 16); break;
-    case O_INDEX: router.index = v; break;
+    case O_INDEX: /* as config.c: a plain file name */
+        if (!v[0] || v[0] == '.' || mem_find(v, cstr_len(v), '/') < cstr_len(v))
+            fail(2, arg, ": must be a plain file name");
+        router.index = v;
+        break;
     case O_NO_LISTING: router.listing = false; break;
     case O_MAX_AGE: {
         uint64_t s = number(arg, v, 0, 1000000000);
@@ -135,7 +150,7 @@ static int option(struct cmdline *cl, const char *arg, const char *next)
     case O_DAEMON: cl->daemon = true; break;
     case O_QUIET: cl->quiet = true; break;
     case O_HELP: sys_write(1, usage, sizeof usage - 1); sys_exit(0);
-    case O_VERSION: fail(0, "pith-router " PITH_VERSION, " (pith's router profile)");
+    case O_VERSION: sys_write(1, version, sizeof version - 1); sys_exit(0);
     case O_ROOT: cl->root = v; break;
     default: { /* the timeouts */
         int *t = k == O_T_HEADER      ? &router.t_header
@@ -186,11 +201,19 @@ static int listen_on(const struct cmdline *cl, const char **host, const char **a
 
 /* ---- the master -------------------------------------------------------------------- */
 
+/* The workers, and the backoff of those that die early (issue 8, defect 5):
+ * a worker that ran 10 s or more is replaced at once, else after 1, 2, 4 ...
+ * seconds (at most 30) for consecutive early deaths. */
 static int pids[16];
+static int64_t started_ms[16], restart_ms[16]; /* restart_ms 0: none pending */
+static uint8_t early[16];
 static unsigned nworkers;
+int router_master_pid;
 
 static void spawn(unsigned i)
 {
+    restart_ms[i] = 0;
+    started_ms[i] = sys_now_ms();
     int pid = sys_fork();
     if (pid == 0)
         router_worker();
@@ -204,11 +227,30 @@ static void signal_workers(int sig)
             sys_kill(pids[i], sig);
 }
 
-/* Reaps what exited; replaces a worker that died while serving. Returns
- * how many workers are left. */
+/* "worker I (pid P) was killed by signal S; starting a new one in D s" */
+static void report(unsigned i, int pid, int st, unsigned delay)
+{
+    char line[128];
+    struct buf b = buf_make(line, sizeof line - 1);
+    int code = sys_exit_status(st);
+    buf_put_cstr(&b, "worker ");
+    buf_put_u64(&b, i);
+    buf_put_cstr(&b, " (pid ");
+    buf_put_u64(&b, (uint64_t)pid);
+    buf_put_cstr(&b, code < 0 ? ") was killed by signal " : ") exited with status ");
+    buf_put_u64(&b, (uint64_t)(code < 0 ? -code : code));
+    buf_put_cstr(&b, "; starting a new one in ");
+    buf_put_u64(&b, delay);
+    line[b.len] = '\0';
+    router_say(line, " s");
+}
+
+/* Reaps what exited and schedules replacements. Returns how many workers
+ * are left. */
 static unsigned reap(bool stopping)
 {
     int st, pid;
+    int64_t now = sys_now_ms();
     while ((pid = sys_waitpid_any(&st)) > 0) {
         for (unsigned i = 0; i < nworkers; i++) {
             if (pids[i] != pid)
@@ -216,18 +258,15 @@ static unsigned reap(bool stopping)
             pids[i] = 0;
             if (stopping)
                 break;
-            char line[96];
-            struct buf b = buf_make(line, sizeof line - 1);
-            int code = sys_exit_status(st);
-            buf_put_cstr(&b, "worker ");
-            buf_put_u64(&b, i);
-            buf_put_cstr(&b, " (pid ");
-            buf_put_u64(&b, (uint64_t)pid);
-            buf_put_cstr(&b, code < 0 ? ") was killed by signal " : ") exited with status ");
-            buf_put_u64(&b, (uint64_t)(code < 0 ? -code : code));
-            line[b.len] = '\0';
-            router_say(line, "; starting a new one");
-            spawn(i);
+            unsigned delay = 0;
+            if (now - started_ms[i] < 10000) {
+                delay = early[i] < 5 ? 1u << early[i] : 30;
+                early[i]++;
+            } else {
+                early[i] = 0;
+            }
+            report(i, pid, st, delay);
+            restart_ms[i] = now + delay * 1000 + 1; /* + 1: never 0 */
         }
     }
     unsigned left = 0;
@@ -236,19 +275,37 @@ static unsigned reap(bool stopping)
     return left;
 }
 
+/* Starts the replacements that are due; returns the ms until the next. */
+static int restart_due(void)
+{
+    int64_t now = sys_now_ms(), next = 60000;
+    for (unsigned i = 0; i < nworkers; i++) {
+        if (!restart_ms[i])
+            continue;
+        if (restart_ms[i] <= now)
+            spawn(i);
+        else if (restart_ms[i] - now < next)
+            next = restart_ms[i] - now;
+    }
+    return (int)next;
+}
+
 static _Noreturn void master(const char *pidfile)
 {
     static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
     bool stopping = false;
     for (;;) {
-        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), 60000);
-        if (sig == SIGCHLD && !reap(stopping) && stopping)
+        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), stopping ? 60000 : restart_due());
+        unsigned left = reap(stopping);
+        if (stopping && !left)
             break;
         if (sig == SIGHUP || sig == SIGUSR1)
             signal_workers(sig);
         if (sig == SIGTERM || sig == SIGINT) {
             signal_workers(stopping ? SIGKILL : SIGTERM); /* a second one: at once */
             stopping = true;
+            if (!left) /* every slot waiting for its restart: nothing to drain */
+                break;
         }
     }
     if (pidfile)
@@ -310,6 +367,7 @@ int main(int argc, char **argv)
         sys_write_pidfile(cl.pidfile, sys_getpid());
     sys_signal_ignore(SIGPIPE);
     nworkers = cl.workers;
+    router_master_pid = sys_getpid();
     for (unsigned i = 0; i < nworkers; i++)
         spawn(i);
     master(cl.pidfile);

@@ -33,6 +33,9 @@ extern struct router_set router;
 /* The signal mask a worker waits with (the master's, before it blocked
  * the signals it handles). */
 extern sigset_t router_unblocked;
+/* The master's pid: a worker whose parent is another (the master died
+ * before the worker asked to die with it) exits at once. */
+extern int router_master_pid;
 
 /* A worker: serves router.listen_fd until SIGTERM (then drains) or its
  * master dies. Never returns. */

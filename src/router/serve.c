@@ -307,7 +307,7 @@ static void listing_start(struct rconn *c, int dirfd)
 
 /* The next piece of the listing page, as one chunk (HTTP/1.1) into out:
  * a plain list of links, names HTML-escaped and percent-encoded. */
-static void listing_fill(struct rconn *c)
+static bool listing_fill(struct rconn *c)
 {
     char *out = c->outp = OWN(c)->out;
     struct buf b = buf_make(out + 8, OUT_CAP - 8 - 8);
@@ -315,7 +315,9 @@ static void listing_fill(struct rconn *c)
     if (!c->page_started)
         buf_put_cstr(&b, "<!DOCTYPE html>\n<meta charset=utf-8><title>Index</title>\n<ul>\n");
     c->page_started = true;
-    while (b.cap - b.len > LISTING_ENTRY_MAX) {
+    /* At most 256 entries looked at per piece (a directory of dotfiles
+     * writes nothing), so other connections get their turn. */
+    for (int scanned = 0; b.cap - b.len > LISTING_ENTRY_MAX && scanned < 256; scanned++) {
         if (c->doff >= c->dlen) {
             ssize_t n = sys_getdents(c->dir_fd, OWN(c)->dbuf, sizeof OWN(c)->dbuf);
             if (n <= 0) {
@@ -350,17 +352,20 @@ static void listing_fill(struct rconn *c)
         sys_close(c->dir_fd);
         c->dir_fd = -1;
     }
+    if (!b.len)
+        return false; /* nothing yet: the loop comes back to it */
     c->body_bytes += b.len;
     c->out_off = 8;
     c->out_len = (uint32_t)(8 + b.len);
     if (!c->chunked)
-        return;
+        return true;
     char head[H1_CHUNK_HEAD_MAX];
     size_t k = h1_chunk_head(b.len, head);
     c->out_off = (uint32_t)(8 - k);
     mem_copy(out + c->out_off, head, k);
     mem_copy(out + c->out_len, end ? "\r\n0\r\n\r\n" : "\r\n", end ? 7 : 2);
     c->out_len += end ? 7 : 2;
+    return true;
 }
 
 static void serve_directory(struct rconn *c, int dirfd)
@@ -500,8 +505,8 @@ static void put_quoted(struct buf *b, struct span s, size_t max)
     buf_put_char(b, '"');
 }
 
-/* The peer: IPv4 dotted (also when mapped into IPv6), else eight hex
- * groups (no "::" shortening: fewer bytes of code than inet_ntop). */
+/* The peer as inet_ntop writes it (RFC 5952: the longest run of two or
+ * more zero groups as "::"), IPv4 dotted also when mapped into IPv6. */
 static void put_peer(struct buf *b, const struct sockaddr_storage *ss)
 {
     const unsigned char *ip = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
@@ -516,11 +521,26 @@ static void put_peer(struct buf *b, const struct sockaddr_storage *ss)
         }
         return;
     }
-    for (int i = 0; i < 16; i += 2) {
-        char h[16];
-        buf_put(b, h, u64_format_hex((uint64_t)(ip[i] << 8 | ip[i + 1]), h));
-        if (i < 14)
+    unsigned g[8];
+    int best = -1, bestn = 1;
+    for (int i = 0; i < 8; i++)
+        g[i] = (unsigned)ip[2 * i] << 8 | ip[2 * i + 1];
+    for (int i = 0, j; i < 8; i = j + 1) {
+        for (j = i; j < 8 && !g[j]; j++)
+            ;
+        if (j - i > bestn)
+            best = i, bestn = j - i;
+    }
+    for (int i = 0; i < 8; i++) {
+        if (i == best) {
+            buf_put_cstr(b, "::");
+            i += bestn - 1;
+            continue;
+        }
+        if (i && i != best + bestn)
             buf_put_char(b, ':');
+        char h[16];
+        buf_put(b, h, u64_format_hex(g[i], h));
     }
 }
 
@@ -583,8 +603,12 @@ static void want(struct rconn *c, uint32_t ev)
     c->events = ev;
 }
 
+static void log_request(const struct rconn *c);
+
 static void drop(struct rconn *c)
 {
+    if (c->phase == P_SEND) /* an answer cut short (a reset, a timeout) is logged too */
+        log_request(c);
     if (c->file_fd >= 0)
         sys_close(c->file_fd);
     if (c->dir_fd >= 0)
@@ -659,8 +683,9 @@ static void pump(struct rconn *c)
                 c->body_bytes += (uint64_t)n;
             }
         } else if (c->dir_fd >= 0) {
-            listing_fill(c);
-            continue;
+            if (listing_fill(c))
+                continue;
+            n = -EAGAIN; /* the socket is writable: epoll answers at once */
         } else {
             if (c->file_fd >= 0)
                 sys_close(c->file_fd);
@@ -816,6 +841,8 @@ static void on_hup(int sig)
 _Noreturn void router_worker(void)
 {
     sys_die_with_parent(SIGTERM);
+    if (sys_getppid() != router_master_pid)
+        sys_exit(0);
     sys_signal(SIGTERM, on_term);
     sys_signal(SIGINT, on_term);
     sys_signal(SIGHUP, on_hup);
@@ -825,6 +852,10 @@ _Noreturn void router_worker(void)
     if (!bufs || ep < 0)
         sys_exit(1);
     log_open();
+    if (router.log_path && !log_fd) {
+        router_say(router.log_path, ": cannot open the log");
+        sys_exit(1);
+    }
     sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
     tick();
     for (;;) {
