@@ -242,7 +242,7 @@ ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/tes
                     tests/test_timeouts.py tests/test_network.py tests/test_robustness.py \
                     tests/test_gap_limits.py tests/test_gap_path_max.py \
                     tests/test_pipeline_pressure.py tests/test_regress_location_backslash.py \
-                    tests/test_regress_peer_address.py \
+                    tests/test_regress_peer_address.py tests/test_cache.py \
                     $(foreach n,1 2 3 5 6 7 8 11 12,tests/test_regress_8_$(n).py)
 test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)

@@ -173,12 +173,79 @@ static void allow(struct rconn *c)
 
 /* ---- files ---------------------------------------------------------------------- */
 
+/* Open small files, kept between requests with filecache.c's freshness:
+ * the path checked again with resolve_stat a second after the last check
+ * (a file replaced or removed, or a directory in its path swapped for a
+ * link: the entry goes and the path is opened afresh, with every check),
+ * the descriptor's fstat on every use (a file changed in place). Only regular files up to
+ * SMALL_BODY, whose bytes are read while the request is answered, so no entry is ever in use when
+ * another request evicts it. */
+#define SMALL_BODY 8192
+#define FDC_N      16
+#define FDC_KEY    48
+
+struct fdc {
+    int fd; /* 0: empty (0, 1 and 2 are never a cached file) */
+    uint8_t n;
+    char key[FDC_KEY];
+    int64_t checked_ms;
+    struct sys_stat st;
+};
+
+static struct fdc fdc[FDC_N];
+static unsigned fdc_next;
+static int req_cached_1; /* 1 + the cached descriptor the request holds, or 0 (no .data) */
+
+static bool same_file(const struct sys_stat *a, const struct sys_stat *b)
+{
+    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+/* Closes a file's descriptor unless the cache keeps it. */
+static void release(int fd)
+{
+    if (fd + 1 != req_cached_1)
+        sys_close(fd);
+}
+
 static int open_stat(const char *rel, struct sys_stat *st)
 {
+    size_t n = cstr_len(rel);
+    req_cached_1 = 0;
+    for (struct fdc *e = fdc; e < fdc + FDC_N; e++) {
+        if (!e->fd || e->n != n || !mem_eq(e->key, rel, n))
+            continue;
+        /* The descriptor's own stat on every use: a file rewritten in
+         * place is the same inode with new bytes, which must never go out
+         * under the old length and validators. */
+        struct sys_stat now, here;
+        if (sys_fstat(e->fd, &here) < 0 || !same_file(&here, &e->st) ||
+            (now_ms - e->checked_ms >= 1000 &&
+             (resolve_stat(router.root_fd, rel, false, router.resolve, &now) < 0 ||
+              !same_file(&now, &e->st) || sys_file_type(&now) != SYS_FILE_REGULAR))) {
+            sys_close(e->fd);
+            e->fd = 0;
+            break;
+        }
+        if (now_ms - e->checked_ms >= 1000)
+            e->checked_ms = now_ms;
+        *st = e->st;
+        req_cached_1 = e->fd + 1;
+        return e->fd;
+    }
     int fd = resolve_open(router.root_fd, rel, false, router.resolve);
     if (fd >= 0 && sys_fstat(fd, st) < 0) {
         sys_close(fd);
         fd = -EIO;
+    }
+    if (fd > 2 && n < FDC_KEY && sys_file_type(st) == SYS_FILE_REGULAR && st->size <= SMALL_BODY) {
+        struct fdc *e = &fdc[fdc_next++ % FDC_N];
+        if (e->fd)
+            sys_close(e->fd);
+        *e = (struct fdc){.fd = fd, .n = (uint8_t)n, .checked_ms = now_ms, .st = *st};
+        mem_copy(e->key, rel, n);
+        req_cached_1 = fd + 1;
     }
     return fd;
 }
@@ -186,18 +253,22 @@ static int open_stat(const char *rel, struct sys_stat *st)
 static void body_file(struct rconn *c, int fd, uint64_t first, uint64_t n)
 {
     if (c->head_only || n == 0) {
-        sys_close(fd);
+        release(fd);
         return;
     }
     /* A small body goes out with the head, in one send: a read costs less
      * than a sendfile. A short read (the file shrank) leaves it to sendfile,
      * which notices. */
-    if (n <= 8192 && ob.cap - ob.len >= n && sys_pread(fd, ob.p + ob.len, n, first) == (ssize_t)n) {
+    if (n <= SMALL_BODY && ob.cap - ob.len >= n &&
+        sys_pread(fd, ob.p + ob.len, n, first) == (ssize_t)n) {
         ob.len += n;
         c->body_bytes = n;
-        sys_close(fd);
+        release(fd);
         return;
     }
+    for (struct fdc *e = fdc; e < fdc + FDC_N; e++)
+        if (e->fd == fd)
+            e->fd = 0; /* changed under us: the connection takes the descriptor */
     c->file_fd = fd;
     c->file_off = first;
     c->file_left = n;
@@ -222,7 +293,7 @@ static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struc
          cond_if_range(info.if_range, etag, lm, has_lm && lm == st->mtime_sec, now_sec)))
         n = range_parse(info.range, st->size, r, RANGE_MAX);
     if (v == COND_FAILED || n == RANGE_UNSATISFIABLE) {
-        sys_close(fd);
+        release(fd);
         struct buf b = buf_make(cr, sizeof cr);
         buf_put_cstr(&b, "bytes */");
         buf_put_u64(&b, st->size);
@@ -265,7 +336,7 @@ static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struc
     }
     finish(c);
     if (c->status == 304)
-        sys_close(fd);
+        release(fd);
     else
         body_file(c, fd, 0, st->size);
 }
@@ -429,7 +500,7 @@ static void serve_path(struct rconn *c, const struct target *t, unsigned flags)
         serve_directory(c, fd);
         return;
     }
-    sys_close(fd);
+    release(fd);
     if (ty == SYS_FILE_DIR)
         redirect(c, t);
     else
