@@ -68,7 +68,7 @@ class H2:
     """One HTTP/2 connection. `settings` go in the first SETTINGS frame."""
 
     def __init__(self, port, tls=None, host="127.0.0.1", sni="localhost", settings=(),
-                 timeout=10.0, preface=True, rcvbuf=None, window=None):
+                 timeout=10.0, preface=True, rcvbuf=None, window=None, auto_window=True):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -90,14 +90,22 @@ class H2:
         self.server_settings = {}
         self.pings = 0
         self.next_id = 1
+        self.auto_window = auto_window  # WINDOW_UPDATE for each DATA frame read
         if preface:
             self.send(PREFACE + settings_frame(settings))
             if window:
                 self.send(window_update(0, window))
 
     # -- bytes --------------------------------------------------------------------------
-    def send(self, data):
-        self.sock.sendall(data)
+    def send(self, data, strict=False):
+        """Sends data; a connection the server ended takes nothing (eof),
+        unless strict."""
+        try:
+            self.sock.sendall(data)
+        except (OSError, ssl.SSLError):
+            if strict:
+                raise
+            self.eof = True
 
     def close(self):
         try:
@@ -152,7 +160,7 @@ class H2:
             r = self.responses.setdefault(sid, Response())
             r.body += payload
             r.ended = r.ended or bool(fl & END_STREAM)
-            if n:  # give the window back at once
+            if n and self.auto_window:  # give the window back at once
                 self.send(window_update(0, n) + (b"" if r.ended else window_update(sid, n)))
         elif t == RST_STREAM:
             self.responses.setdefault(sid, Response()).reset = struct.unpack(">I", payload)[0]

@@ -375,7 +375,7 @@ static void process_input(struct worker *w, struct conn *c)
 
 char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    if (c->h2)
+    if (c->h2 && c->state != CONN_LINGER)
         return h2_conn_input_room(w, c, room);
     if (c->state == CONN_READ) {
         take_slot(w, c);
@@ -389,7 +389,7 @@ char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
 
 void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 {
-    if (c->h2) {
+    if (c->h2 && c->state != CONN_LINGER) {
         h2_conn_input_done(w, c, n);
         return;
     }
@@ -440,7 +440,7 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 
 void conn_writable(struct worker *w, struct conn *c)
 {
-    if (c->h2) {
+    if (c->h2 && c->state != CONN_LINGER) {
         h2_conn_writable(w, c);
         return;
     }
@@ -450,7 +450,7 @@ void conn_writable(struct worker *w, struct conn *c)
 
 void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 {
-    if (c->h2) {
+    if (c->h2 && c->state != CONN_LINGER) {
         h2_conn_sent(w, c, n);
         return;
     }
@@ -475,7 +475,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
 {
     if (c->tp->timeout && c->tp->timeout(w, c))
         return; /* a stream that was never set up: nothing to answer */
-    if (c->h2) {
+    if (c->h2 && c->state != CONN_LINGER) {
         h2_conn_on_timeout(w, c);
         return;
     }
@@ -512,7 +512,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
  * (response_done sees w->draining). */
 void conn_drain(struct worker *w, struct conn *c)
 {
-    if (c->h2) {
+    if (c->h2 && c->state != CONN_LINGER) {
         h2_conn_drain(w, c);
         return;
     }

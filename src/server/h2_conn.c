@@ -144,6 +144,17 @@ static void pump(struct worker *w, struct h2_conn *hc)
     }
 }
 
+/* The connection ends. After pith's GOAWAY the client may still be
+ * sending: lingering (conn.c) keeps a close with unread input from
+ * turning into a reset that destroys the GOAWAY before it is read. */
+static void end(struct worker *w, struct h2_conn *hc, enum close_reason why)
+{
+    if (hc->goaway && !hc->failed)
+        conn_linger(w, hc->c, why);
+    else
+        conn_close(w, hc->c, why);
+}
+
 /* After each event: close when nghttp2 is done (GOAWAY exchanged, no
  * stream left) or a callback failed, else set the deadline for what the
  * connection waits for, give an idle connection's slot back and read on. */
@@ -155,7 +166,7 @@ static void settle(struct worker *w, struct h2_conn *hc)
     bool pending = hc->sending || hc->out_sent < hc->out_len;
     bool done = !nghttp2_session_want_read(hc->session) && !nghttp2_session_want_write(hc->session);
     if (!pending && (hc->failed || done)) {
-        conn_close(w, c, hc->failed ? CLOSE_ERROR : w->draining ? CLOSE_SHUTDOWN : CLOSE_DONE);
+        end(w, hc, hc->failed ? CLOSE_ERROR : w->draining ? CLOSE_SHUTDOWN : CLOSE_DONE);
         return;
     }
     enum h2_timer_mode mode = pending        ? H2_TIMER_WRITE
@@ -177,18 +188,32 @@ static void settle(struct worker *w, struct h2_conn *hc)
     c->tp->want_read(w, c);
 }
 
+static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
+
 /* Hands the received bytes to nghttp2; none are kept. */
-static void feed(struct h2_conn *hc)
+static void feed(struct worker *w, struct h2_conn *hc)
 {
     struct conn *c = hc->c;
-    if (c->in_len == 0 || hc->failed)
+    if (c->in_len == 0 || hc->failed || hc->recv_dead) {
+        c->in_len = 0;
         return;
+    }
     ssize_t r = nghttp2_session_mem_recv(hc->session, (const uint8_t *)c->slot, c->in_len);
     c->in_len = 0;
-    /* A bad preface, a flood nghttp2 caught (ERR_FLOODED), a callback
-     * failure: what is queued (a GOAWAY) goes, then the connection ends. */
-    if (r < 0)
+    if (r >= 0)
+        return;
+    /* nghttp2 stopped reading: a flood it caught (CONTINUATIONs past
+     * max_continuations, ACKs past max_outbound_ack) or a bad preface
+     * end the session without a word, so the GOAWAY is pith's; a failed
+     * callback or no memory just ends the connection. */
+    hc->recv_dead = true;
+    if (r == NGHTTP2_ERR_NOMEM || r == NGHTTP2_ERR_CALLBACK_FAILURE)
         hc->failed = true;
+    else
+        goaway(w, hc,
+               r == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS || r == NGHTTP2_ERR_FLOODED
+                   ? NGHTTP2_ENHANCE_YOUR_CALM
+                   : NGHTTP2_PROTOCOL_ERROR);
 }
 
 /* ---- limits ---------------------------------------------------------------------------- */
@@ -250,6 +275,15 @@ static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *
     if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
         h2_glitch(hc->w, hc); /* no work for anyone: RFC 7540 priorities are off */
     return 0;
+}
+
+/* Frames of unknown types: nghttp2 hands them over only when registered
+ * (h2_worker_init), so that on_begin_frame counts them; they are dropped. */
+static int unpack_extension(nghttp2_session *s, void **payload, const nghttp2_frame_hd *hd,
+                            void *ud)
+{
+    (void)s, (void)payload, (void)hd, (void)ud;
+    return NGHTTP2_ERR_CANCEL;
 }
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
@@ -335,8 +369,12 @@ int h2_worker_init(struct worker *w)
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
     nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_unpack_extension_callback(cb, unpack_extension);
     h2_stream_callbacks(cb);
     nghttp2_option *o = hw->option;
+    for (unsigned t = 0; t < 256; t++)
+        if (!known_type((uint8_t)t))
+            nghttp2_option_set_user_recv_extension_type(o, (uint8_t)t);
     nghttp2_option_set_stream_reset_rate_limit(o, RESET_BURST, RESET_RATE);
     nghttp2_option_set_max_continuations(o, MAX_CONTINUATIONS);
     nghttp2_option_set_max_settings(o, MAX_SETTINGS);
@@ -395,7 +433,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
     };
     if (nghttp2_submit_settings(hc->session, NGHTTP2_FLAG_NONE, iv, ARRAY_LEN(iv)) != 0)
         hc->failed = true;
-    feed(hc);
+    feed(w, hc);
     pump(w, hc);
     settle(w, hc);
 }
@@ -419,7 +457,7 @@ void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
         return;
     if (n > 0) {
         c->in_len += (uint32_t)n;
-        feed(hc);
+        feed(w, hc);
         pump(w, hc);
     } else if (n == 0 || (n != -EAGAIN && n != -EINTR)) {
         conn_close(w, c, n == 0 ? CLOSE_PEER : n == -EOVERFLOW ? CLOSE_OVERFLOW : CLOSE_ERROR);
@@ -463,13 +501,25 @@ void h2_conn_on_timeout(struct worker *w, struct conn *c)
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
         return;
-    enum h2_timer_mode mode = hc->timer_mode;
-    if (mode != H2_TIMER_WRITE) {
-        /* Idle, or a client that left its streams unfinished: say so. */
-        goaway(w, hc, NGHTTP2_NO_ERROR);
-        pump(w, hc);
+    enum close_reason why = w->draining ? CLOSE_SHUTDOWN : CLOSE_TIMEOUT;
+    if (hc->timer_mode == H2_TIMER_WRITE) {
+        conn_close(w, c, why); /* the peer does not read: nothing more to say */
+        return;
     }
-    conn_close(w, c, w->draining ? CLOSE_SHUTDOWN : CLOSE_TIMEOUT);
+    /* Idle, or a client that left its streams unfinished: say so. */
+    goaway(w, hc, NGHTTP2_NO_ERROR);
+    pump(w, hc);
+    if (c->state == CONN_CLOSING)
+        return;
+    if (hc->sending || hc->out_sent < hc->out_len) {
+        /* The GOAWAY waits for the socket (an io_uring send in flight):
+         * settle() ends the connection once it went, the send timeout if
+         * it never does. */
+        hc->timer_mode = H2_TIMER_WRITE;
+        arm(w, c, w->set->timeout_send);
+        return;
+    }
+    end(w, hc, why);
 }
 
 void h2_conn_drain(struct worker *w, struct conn *c)

@@ -75,6 +75,7 @@ struct h2_conn {
     bool sending;               /* a send returned -EAGAIN: sent() or writable() follows */
     struct iovec iov;           /* the send in flight (io_uring reads it until done) */
     bool failed;                /* a callback decided the connection ends */
+    bool recv_dead;             /* nghttp2 refused the input: nothing more is read */
     bool goaway;                /* our GOAWAY is queued: close once nothing is left */
     enum h2_timer_mode timer_mode;
     int32_t max_stream_id;   /* the highest client stream id seen in HEADERS */
