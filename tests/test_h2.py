@@ -16,7 +16,7 @@ import time
 import pytest
 
 import http_raw
-from conftest import tls_pki
+from conftest import run_pith, tls_pki
 from h2util import (DATA, END_STREAM, H2, PREFACE, PROTOCOL_ERROR, RST_STREAM, frame,
                     request_fields)
 from opsnet_util import status_port, wait_lines, wait_metric
@@ -121,6 +121,29 @@ def test_http2_off(pith):
     with http_raw.Conn(s.http_port) as c:
         c.send(PREFACE)
         assert c.read_response().version == "HTTP/1.1"  # an HTTP/1 error, as before
+
+
+@pytest.mark.parametrize("args,why", [
+    (["--http2", "maybe"], "--http2: 'maybe' is not on or off"),
+    (["--http2"], "--http2"),
+    (["--h2-max-streams", "0"], "--h2-max-streams: '0' is not a number from 1 to 1000"),
+    (["--h2-max-streams", "1001"], "--h2-max-streams: '1001' is not a number from 1 to 1000"),
+])
+def test_flags_checked(tmp_path, args, why):
+    p = run_pith(*args, "--port", "0", str(tmp_path))
+    assert p.returncode == 2 and why in p.stderr, p
+
+
+def test_help_names_the_flags():
+    p = run_pith("--help")
+    assert "--http2 on|off" in p.stdout and "--h2-max-streams N" in p.stdout
+
+
+def test_max_streams_flag(pith):
+    s = pith("--h2-max-streams", "3")
+    with H2(s.http_port) as h:
+        h.request("/index.html")
+        assert h.server_settings.get(3) == 3
 
 
 # ---- the same answers as HTTP/1.1 ----------------------------------------------------------
