@@ -193,8 +193,14 @@ class H2:
     def send_headers(self, fields, stream=None, end_stream=True):
         sid = stream if stream is not None else self.next_id
         self.next_id = max(self.next_id, sid + 2)
-        self.send(frame(HEADERS, END_HEADERS | (END_STREAM if end_stream else 0), sid,
-                        self.block(fields)))
+        block = self.block(fields)
+        es = END_STREAM if end_stream else 0
+        # RFC 9113 §4.2: no frame over 16384 bytes; the rest in CONTINUATIONs.
+        parts = [block[i:i + 16384] for i in range(0, len(block), 16384)] or [b""]
+        out = frame(HEADERS, es | (END_HEADERS if len(parts) == 1 else 0), sid, parts[0])
+        for i, p in enumerate(parts[1:], 2):
+            out += frame(CONTINUATION, END_HEADERS if i == len(parts) else 0, sid, p)
+        self.send(out)
         return sid
 
     def wait(self, sid, timeout=10.0):

@@ -298,6 +298,10 @@ def test_header_list_past_16k_is_431(connect):
         assert r.status == 431, r
         ok = [("x-f%d" % i, "v" * 1000) for i in range(14)]  # ~14.6 KiB with the pseudo-headers
         assert h.request("/index.html", extra=ok).status == 200
+        # Past the stream slot's room for a request (32 KiB) too: still 431.
+        huge = [("x-h%d" % i, "w" * 4000) for i in range(12)]
+        assert h.request("/index.html", extra=huge).status == 431
+        assert h.request("/index.html").status == 200
 
 
 def test_settings_announce_the_limits(connect, srv):
