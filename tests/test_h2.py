@@ -229,6 +229,24 @@ def test_many_streams_at_once(connect, docroot):
                 assert r.body == docroot.files[p[1:]]
 
 
+@pytest.mark.parametrize("prio", [None, "u=0"])
+def test_a_download_does_not_hold_back_small_assets(connect, docroot, prio):
+    """RFC 9218: without a priority from the client, streams of one urgency
+    share the connection round-robin (pith makes them incremental); a
+    client's more urgent `priority` is served first as well."""
+    extra = [("priority", prio)] if prio else []
+    with connect() as h:
+        big = h.send_headers(request_fields("/big.bin"))
+        small = [h.send_headers(request_fields(p, extra=extra))
+                 for p in ("/index.html", "/1k.bin", "/sub/page.txt", "/app.js")]
+        for sid in small:
+            r = h.wait(sid)
+            assert r.status == 200
+            got = len(h.responses[big].body) if big in h.responses else 0
+            assert got < 1024 * 1024, "small assets waited for %d bytes of the big one" % got
+        assert h.wait(big, timeout=30).body == docroot.files["big.bin"]
+
+
 # ---- request checks (RFC 9113 §8.2-§8.3) -----------------------------------------------------
 
 MALFORMED = {

@@ -97,10 +97,11 @@ struct h2_stream {
     char *pseudo;        /* the pseudo-headers' values, in the out region */
     uint32_t pseudo_len;
     struct span method, path, authority, scheme;
-    bool has_host; /* a host field came (used when :authority did not) */
-    bool too_big;  /* the header list passed H2_HEADER_LIST_MAX: 431 */
-    bool answered; /* the response was submitted */
-    bool deferred; /* its DATA waits for room (nghttp2_session_resume_data) */
+    bool has_host;     /* a host field came (used when :authority did not) */
+    bool has_priority; /* the client said its RFC 9218 priority */
+    bool too_big;      /* the header list passed H2_HEADER_LIST_MAX: 431 */
+    bool answered;     /* the response was submitted */
+    bool deferred;     /* its DATA waits for room (nghttp2_session_resume_data) */
 };
 
 /* ---- h2_conn.c, for h2_stream.c ---- */

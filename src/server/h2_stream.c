@@ -172,6 +172,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
     if (span_eq_cstr(n, "te") || (span_eq_cstr(n, "host") && st->authority.p))
         return 0; /* te: "trailers" (nghttp2 checked); :authority wins over host */
     st->has_host = st->has_host || span_eq_cstr(n, "host");
+    st->has_priority = st->has_priority || span_eq_cstr(n, "priority");
     put(st->req, &st->req_len, name, nlen);
     put(st->req, &st->req_len, ": ", 2);
     put(st->req, &st->req_len, value, vlen);
@@ -318,6 +319,15 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id)
     struct h2_stream *st = stream_of(hc->session, id);
     if (!st || st->answered)
         return;
+    if (!st->has_priority) {
+        /* RFC 9218's default (urgency 3) is not incremental: a 3 MiB
+         * download would go out whole before a small asset asked for after
+         * it. Without the client's word, streams of one urgency share the
+         * connection round-robin; a priority header or PRIORITY_UPDATE
+         * still decides (nghttp2 applies them). */
+        const nghttp2_extpri shared = {NGHTTP2_EXTPRI_DEFAULT_URGENCY, 1};
+        nghttp2_session_change_extpri_stream_priority(hc->session, id, &shared, 0);
+    }
     answer(w, st);
     if (submit(w, st) != 0)
         nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, id, NGHTTP2_INTERNAL_ERROR);
