@@ -181,7 +181,7 @@ static void settle(struct worker *w, struct h2_conn *hc)
     }
     if (pending)
         return; /* no more input until the socket takes the output */
-    if (c->slot && c->in_len == 0 && hc->out_len == 0) {
+    if (c->slot && hc->out_len == 0) {
         pool_put(&w->pool, c->slot); /* idle: hold no buffer */
         c->slot = NULL;
     }
@@ -190,16 +190,13 @@ static void settle(struct worker *w, struct h2_conn *hc)
 
 static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
 
-/* Hands the received bytes to nghttp2; none are kept. */
-static void feed(struct worker *w, struct h2_conn *hc)
+/* Hands received bytes to nghttp2, which keeps what it needs of them
+ * (HPACK state, a partial frame's header): nothing of them stays here. */
+static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
 {
-    struct conn *c = hc->c;
-    if (c->in_len == 0 || hc->failed || hc->recv_dead) {
-        c->in_len = 0;
+    if (n == 0 || hc->failed || hc->recv_dead)
         return;
-    }
-    ssize_t r = nghttp2_session_mem_recv(hc->session, (const uint8_t *)c->slot, c->in_len);
-    c->in_len = 0;
+    ssize_t r = nghttp2_session_mem_recv(hc->session, (const uint8_t *)p, n);
     if (r >= 0)
         return;
     /* nghttp2 stopped reading: a flood it caught (CONTINUATIONs past
@@ -356,8 +353,9 @@ int h2_worker_init(struct worker *w)
     if (!hw)
         return -ENOMEM;
     hw->conns = sys_map((size_t)w->nconns * sizeof *hw->conns);
+    hw->rx = sys_map(H2_RX_SIZE);
     uint64_t slots = (uint64_t)w->nconns * w->set->h2_max_streams;
-    if (!hw->conns ||
+    if (!hw->conns || !hw->rx ||
         pool_init(&hw->streams,
                   slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX) < 0 ||
         nghttp2_session_callbacks_new(&hw->callbacks) != 0 || nghttp2_option_new(&hw->option) != 0)
@@ -433,7 +431,8 @@ void h2_conn_start(struct worker *w, struct conn *c)
     };
     if (nghttp2_submit_settings(hc->session, NGHTTP2_FLAG_NONE, iv, ARRAY_LEN(iv)) != 0)
         hc->failed = true;
-    feed(w, hc);
+    feed(w, hc, c->slot, c->in_len); /* the preface, and what came with it */
+    c->in_len = 0;
     pump(w, hc);
     settle(w, hc);
 }
@@ -445,9 +444,9 @@ char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
         *room = 0; /* the output first: a peer that does not read is not read */
         return NULL;
     }
-    take_slot(w, c);
-    *room = POOL_IN_SIZE - c->in_len;
-    return c->slot + c->in_len;
+    (void)w;
+    *room = H2_RX_SIZE;
+    return w->h2->rx; /* fed to nghttp2 at once (input_done): shared by the worker */
 }
 
 void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
@@ -456,8 +455,7 @@ void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     if (c->state == CONN_CLOSING)
         return;
     if (n > 0) {
-        c->in_len += (uint32_t)n;
-        feed(w, hc);
+        feed(w, hc, w->h2->rx, (size_t)n);
         pump(w, hc);
     } else if (n == 0 || (n != -EAGAIN && n != -EINTR)) {
         conn_close(w, c, n == 0 ? CLOSE_PEER : n == -EOVERFLOW ? CLOSE_OVERFLOW : CLOSE_ERROR);

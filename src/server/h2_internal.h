@@ -8,9 +8,10 @@
  *   - per connection: struct h2_conn (reserved per connection slot at start)
  *     and nghttp2's session (its own allocations: the session, two HPACK
  *     tables of at most 4 KiB each, one record per open stream); while it
- *     reads or writes, the connection's pool slot: POOL_IN_SIZE for
- *     received bytes, the rest (H2_OUT_CAP) the one output buffer all
- *     frames go into. An idle connection gives the slot back.
+ *     writes, the connection's pool slot, whose part after POOL_IN_SIZE
+ *     (H2_OUT_CAP) is the one output buffer all frames go into. Received
+ *     bytes go to nghttp2 at once from the worker's H2_RX_SIZE buffer, so
+ *     an idle connection holds no buffer at all.
  *   - per open stream: a slot of the worker's stream pool (POOL_SLOT_SIZE,
  *     the same regions as a connection's: the stream record and its
  *     request, then the exchange, the out region and the scratch), taken
@@ -36,6 +37,8 @@ struct exchange;
  * stream count). Past it no DATA is produced (NGHTTP2_ERR_DEFERRED) and no
  * more input is read until the socket takes what is there. */
 #define H2_OUT_CAP (POOL_SLOT_SIZE - POOL_IN_SIZE)
+/* Received bytes go to nghttp2 as they arrive, from one buffer per worker. */
+#define H2_RX_SIZE (32 * 1024)
 /* A DATA frame is not cut smaller than this to fit the buffer's rest (no
  * dribble of tiny frames; lighttpd defers frames under 2 KiB likewise). */
 #define H2_FRAME_MIN 4096
@@ -133,6 +136,7 @@ void h2_stream_resume(struct h2_conn *hc);
 struct h2_worker {
     struct h2_conn *conns; /* one per connection slot, by index */
     struct pool streams;   /* the stream slots */
+    char *rx;              /* H2_RX_SIZE: where every connection receives (fed at once) */
     nghttp2_session_callbacks *callbacks;
     nghttp2_option *option;
 };
