@@ -344,6 +344,20 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 
 /* ---- the worker ------------------------------------------------------------------------ */
 
+static uint32_t stream_slots(const struct settings *set)
+{
+    uint64_t slots = (uint64_t)set->max_conns * set->h2_max_streams;
+    return slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX;
+}
+
+size_t h2_worker_reservation(const struct settings *set)
+{
+    if (!set->http2)
+        return 0;
+    return (size_t)stream_slots(set) * POOL_SLOT_SIZE +
+           (size_t)set->max_conns * sizeof(struct h2_conn) + H2_RX_SIZE;
+}
+
 int h2_worker_init(struct worker *w)
 {
     w->h2 = NULL;

@@ -21,6 +21,7 @@
 
 struct worker;
 struct conn;
+struct settings;
 
 enum h2_entry {
     H2_ENTRY_NO,   /* HTTP/1 */
@@ -33,6 +34,10 @@ enum h2_entry {
 #else
 
 #define H2_BUILT true
+
+/* The address space h2_worker_init() reserves per worker (start.c checks
+ * it fits, as it does the connection slots); 0 with --http2 off. */
+size_t h2_worker_reservation(const struct settings *set);
 
 /* Reserves the worker's HTTP/2 state (a connection record per connection
  * slot, the stream slots, the nghttp2 callbacks and options). 0 or -ENOMEM. */

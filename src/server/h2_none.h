@@ -10,6 +10,11 @@
 
 #define H2_BUILT false
 
+static inline size_t h2_worker_reservation(const struct settings *set)
+{
+    (void)set;
+    return 0;
+}
 static inline int h2_worker_init(struct worker *w)
 {
     (void)w;
