@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import PITH_BIN, settled_fd_count, tls_pki
-from h2util import (CONTINUATION, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
+from h2util import (STREAM_CLOSED, CONTINUATION, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
                     HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
                     frame, request_fields, rst_stream, settings_frame, window_update)
 
@@ -252,3 +252,44 @@ def test_graceful_drain(pith, docroot):
         assert r.body == docroot.files["big.bin"]
         assert h.wait_closed(5)
     assert s.wait_exit(10) == 0
+
+
+@pytest.mark.parametrize("provoke", ["malformed", "content_length"])
+def test_made_you_reset_cve_2025_8671(connect, provoke):
+    """Streams the server is provoked into resetting (a malformed request, a
+    content-length its DATA disagrees with) spend the reset budget like the
+    client's own resets: GOAWAY(ENHANCE_YOUR_CALM) after about 100."""
+    with connect() as h:
+        burst = b""
+        for i in range(300):
+            sid = 2 * i + 1
+            if provoke == "malformed":
+                burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                               h.block(request_fields("/", extra=[("connection", "x")])))
+            else:
+                burst += frame(HEADERS, END_HEADERS, sid, h.block(request_fields(
+                    "/index.html", "POST", extra=[("content-length", "10")])))
+                burst += frame(DATA, END_STREAM, sid, b"x")
+        h.send(burst)
+        served(connect)
+        last, _ = ended_with(h, ENHANCE_YOUR_CALM)
+        assert last < 2 * 200, last
+
+
+@pytest.mark.parametrize("provoke", ["window_update_0", "data_after_end_stream"])
+def test_provocations_nghttp2_ends_at_once(connect, provoke):
+    """What nghttp2 1.52 answers with a connection error (a WINDOW_UPDATE of
+    0 on a stream, DATA after END_STREAM): the first one ends the attack."""
+    with connect() as h:
+        burst = b""
+        for i in range(50):
+            sid = 2 * i + 1
+            burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                           h.block(request_fields("/big.bin")))
+            burst += (window_update(sid, 0) if provoke == "window_update_0"
+                      else frame(DATA, 0, sid, b"x"))
+        h.send(burst)
+        g = h.wait_goaway()
+        assert g is not None and g[0] == 1 and g[1] in (PROTOCOL_ERROR, STREAM_CLOSED), g
+        assert h.wait_closed()
+        served(connect)
