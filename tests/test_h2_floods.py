@@ -293,3 +293,33 @@ def test_provocations_nghttp2_ends_at_once(connect, provoke):
         assert g is not None and g[0] == 1 and g[1] in (PROTOCOL_ERROR, STREAM_CLOSED), g
         assert h.wait_closed()
         served(connect)
+
+
+def test_random_frames_leave_the_worker_standing(connect, srv):
+    """Not a fuzzer (the glue needs the whole server): seeded random frame
+    sequences, some with valid header blocks, on 150 connections. The
+    worker survives (the fixture fails the test on a worker death or a
+    sanitizer report in pith-asan), serves on, and its descriptors return."""
+    import random
+    rnd = random.Random(20)
+    pid = srv.worker()
+    served(connect, "/big.bin", "HEAD")
+    before = settled_fd_count(pid)
+    for n in range(150):
+        with connect() as h:
+            out = b""
+            for _ in range(rnd.randrange(1, 30)):
+                t = rnd.choice([DATA, HEADERS, PRIORITY, 3, 4, 5, PING, GOAWAY, 8, CONTINUATION,
+                                0x10, 0xFA])
+                sid = rnd.choice([0, 1, 3, 5, 2, 2**31 + 1, rnd.randrange(2**32)])
+                if t == HEADERS and rnd.random() < 0.6:
+                    payload = h.block(request_fields(rnd.choice(["/", "/big.bin", "/noindex/",
+                                                                 "/1k.bin", "*", "/../x"])))
+                else:
+                    payload = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 1, 4, 5,
+                                                                                   8, 9, 40])))
+                out += frame(t, rnd.randrange(256), sid, payload)
+            h.send(out)
+            h.wait_closed(0.05 if n % 10 else 1)
+    served(connect)
+    assert settled_fd_count(pid, timeout=15) == before
