@@ -181,6 +181,10 @@ static void settle(struct worker *w, struct h2_conn *hc)
     }
     if (pending)
         return; /* no more input until the socket takes the output */
+    if (hc->resume_on_write) {
+        w->loop->want_write(w, c); /* a deferred body source goes on first */
+        return;
+    }
     if (c->slot && hc->out_len == 0) {
         pool_put(&w->pool, c->slot); /* idle: hold no buffer */
         c->slot = NULL;
@@ -215,13 +219,14 @@ static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
 
 /* ---- limits ---------------------------------------------------------------------------- */
 
+/* Ends the session with GOAWAY(code) (once; after a drain's GOAWAY too). */
 static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code)
 {
-    if (hc->goaway)
-        return;
-    hc->goaway = true;
-    nghttp2_session_terminate_session(hc->session, code);
     (void)w;
+    if (hc->terminated)
+        return;
+    hc->goaway = hc->terminated = true;
+    nghttp2_session_terminate_session(hc->session, code);
 }
 
 bool h2_glitch(struct worker *w, struct h2_conn *hc)
@@ -503,7 +508,7 @@ void h2_conn_writable(struct worker *w, struct conn *c)
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
         return;
-    hc->sending = false;
+    hc->sending = hc->resume_on_write = false;
     pump(w, hc);
     settle(w, hc);
 }

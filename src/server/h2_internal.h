@@ -80,6 +80,8 @@ struct h2_conn {
     bool failed;                /* a callback decided the connection ends */
     bool recv_dead;             /* nghttp2 refused the input: nothing more is read */
     bool goaway;                /* our GOAWAY is queued: close once nothing is left */
+    bool terminated;            /* ... and it ends the session (not a drain's) */
+    bool resume_on_write;       /* a body source paused: writable() resumes it */
     enum h2_timer_mode timer_mode;
     int32_t max_stream_id;   /* the highest client stream id seen in HEADERS */
     struct h2_stream *first; /* the open streams with a slot */

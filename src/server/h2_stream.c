@@ -351,8 +351,7 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
         if (fills == 8) {
             /* A source that yields without a piece (a listing's pause):
              * back after the next write, as HTTP/1's BODY_PAUSE. */
-            st->deferred = true;
-            hc->w->loop->want_write(hc->w, hc->c); /* writable() resumes it */
+            st->deferred = hc->resume_on_write = true; /* settle() asks for writable() */
             return NGHTTP2_ERR_DEFERRED;
         }
         /* Every queued byte is copied out already; the first piece writes
