@@ -264,6 +264,15 @@ MALFORMED = {
     "te gzip": request_fields("/", extra=[("te", "gzip")]),
     "empty :path": [(":method", "GET"), (":scheme", "http"), (":path", "")],
     "star with GET": request_fields("*"),
+    # What could smuggle a second request or field into the HTTP/1 form
+    # h2_stream.c parses: refused before it is written.
+    "space in :path": request_fields("/a b"),
+    "version in :path": request_fields("/index.html HTTP/1.0"),
+    "space in :authority": request_fields("/", authority="a b"),
+    "CTL in a value": request_fields("/", extra=[("x", "a\x01b")]),
+    "leading space in a value": request_fields("/", extra=[("x", " a")]),
+    "bad content-length": request_fields("/", extra=[("content-length", "abc")]),
+    "no authority, no host": [(":method", "GET"), (":scheme", "http"), (":path", "/")],
 }
 
 
