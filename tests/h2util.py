@@ -23,6 +23,13 @@ SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_FRAME_SIZE, SETTINGS_MAX_HEADER_LIST_
 SETTINGS_NO_RFC7540_PRIORITIES = 9
 
 
+def plain_conn(port):
+    """An HTTP/1 connection to the plain port, even under PITH_TLS=1 (where
+    http_raw wraps its own connections in TLS)."""
+    import http_raw
+    return http_raw.Conn(0, sock=socket.create_connection(("127.0.0.1", port), timeout=10))
+
+
 def frame(ftype, flags, stream, payload=b""):
     """The bytes of one frame, exactly as given (stream may be >= 2**31)."""
     n = len(payload)

@@ -17,9 +17,10 @@ import pytest
 
 import http_raw
 from conftest import run_pith, tls_pki
-from h2util import (DATA, END_STREAM, H2, PREFACE, PROTOCOL_ERROR, RST_STREAM, frame,
+from h2util import (DATA, END_STREAM, H2, PREFACE, plain_conn, PROTOCOL_ERROR, RST_STREAM, frame,
                     request_fields)
-from opsnet_util import status_port, wait_lines, wait_metric
+import opsnet_util
+from opsnet_util import status_port, wait_lines
 
 pytestmark = pytest.mark.full_only("HTTP/2")
 
@@ -91,7 +92,7 @@ def test_alpn_prefers_h2(srv):
 
 
 def test_upgrade_h2c_is_ignored(srv):
-    with srv.conn() as c:
+    with plain_conn(srv.http_port) as c:
         r = c.exchange("GET", "/index.html", headers=[
             ("Connection", "Upgrade, HTTP2-Settings"), ("Upgrade", "h2c"),
             ("HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA")])
@@ -118,7 +119,7 @@ def test_http2_off(pith):
     t = tls_socket(s.tls_port, ["h2", "http/1.1"])
     assert t.selected_alpn_protocol() == "http/1.1"
     t.close()
-    with http_raw.Conn(s.http_port) as c:
+    with plain_conn(s.http_port) as c:
         c.send(PREFACE)
         assert c.read_response().version == "HTTP/1.1"  # an HTTP/1 error, as before
 
@@ -201,7 +202,7 @@ def norm(status, fields, body):
 
 
 def via_h1(srv, method, target, extra):
-    with http_raw.Conn(srv.http_port) as c:
+    with plain_conn(srv.http_port) as c:
         r = c.exchange(method, target, headers=[(n.title(), v) for n, v in extra])
         return norm(r.status, r.fields, r.body)
 
@@ -374,6 +375,16 @@ def test_h2c_is_never_misdirected(two_certs):
 
 # ---- the access log and /metrics --------------------------------------------------------------
 
+def h2_metrics(port, key, pred, timeout=5.0):
+    """opsnet_util.wait_metric over a plain connection (also under PITH_TLS=1)."""
+    saved = http_raw.TLS_CONTEXT
+    http_raw.TLS_CONTEXT = None
+    try:
+        return opsnet_util.wait_metric(port, key, pred, timeout)
+    finally:
+        http_raw.TLS_CONTEXT = saved
+
+
 def test_log_and_metrics(pith, tmp_path):
     log = tmp_path / "access.log"
     s = pith("--log", str(log), "--status", "127.0.0.1:0")
@@ -386,7 +397,7 @@ def test_log_and_metrics(pith, tmp_path):
     lines = wait_lines(str(log), 2)
     assert any(b'"GET /index.html HTTP/2.0" 200' in l for l in lines), lines
     assert any(b'"GET /nope HTTP/2.0" 404' in l for l in lines), lines
-    m = wait_metric(sp, "pith_h2_streams_total", lambda v: v >= 3)
+    m = h2_metrics(sp, "pith_h2_streams_total", lambda v: v >= 3)
     assert m["pith_h2_connections_total"] >= 1
     assert m['pith_h2_resets_total{by="client"}'] >= 1
     assert 'pith_h2_goaways_total{code="enhance_your_calm"}' in m

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import PITH_BIN, settled_fd_count, tls_pki
-from h2util import (STREAM_CLOSED, CONTINUATION, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
+from h2util import (STREAM_CLOSED, CONTINUATION, plain_conn, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
                     HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
                     frame, request_fields, rst_stream, settings_frame, window_update)
 
@@ -229,8 +229,7 @@ def test_idle_after_a_request(connect):
 
 def test_part_of_a_preface_then_silence(srv):
     """Only HTTP/1's header deadline knows it: closed."""
-    import http_raw
-    with http_raw.Conn(srv.http_port) as c:
+    with plain_conn(srv.http_port) as c:
         c.send(b"PRI * HTTP/2.0\r\n")
         assert c.wait_closed(6)
 
