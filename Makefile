@@ -26,7 +26,9 @@ FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
 AUTH_SRC   = src/server/auth.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt $(COMPRESS_LIBS)
+# -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
+H2_SRC     = src/server/h2_conn.c src/server/h2_stream.c
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -111,7 +113,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
            src/cli/sockets.c src/cli/check.c \
