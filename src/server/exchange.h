@@ -19,6 +19,7 @@
 #include "core/response.h"
 #include "server/outq.h"
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 struct worker;
@@ -69,6 +70,12 @@ struct exchange {
     /* Issue 22: the client's key in the per-client counts (clients.h); 0
      * when it is not counted. */
     uint64_t client_key;
+    /* Issue 20: an HTTP/2 stream's exchange. exchange_reply() then keeps
+     * the head (its HTTP/1 form, in up to three pieces) for h2_stream.c to
+     * turn into HEADERS instead of queueing it, and never chunks the body:
+     * DATA frames and END_STREAM carry the framing. */
+    bool h2;
+    struct span h2_head[3];
 };
 
 /* Starts an exchange (resetting every field) with out_cap bytes at out for
@@ -105,6 +112,11 @@ static inline void exchange_out_clear(struct exchange *x)
 {
     x->out.len = 0;
 }
+
+/* The access-log line and the counts of x, once (only a response that was
+ * queued is logged); peer is the connection's address (asked of fd when
+ * the backend did not report it). */
+void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage *peer, int fd);
 
 /* Releases what the exchange holds (cache entry, descriptor, source) and
  * marks it ended. The memory its queue points to must no longer be read. */

@@ -95,6 +95,8 @@ void tls_server_forget(struct tls_server *ts);
  * site (sites.h). */
 int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host);
 int tls_conn_ctx(const struct worker *w, const struct conn *c);
+/* Whether the handshake of c chose ALPN "h2" (issue 20). */
+bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c);
 
 /* --redirect-http: a 308 to https://host[:tls port]/path?query for a
  * request on the plain port. Only a host one of the certificates names
