@@ -47,9 +47,13 @@ all: pith
 .SECONDARY:
 
 # --- full build ---------------------------------------------------------------
-# The test hooks (src/testhook/testhook.h): requests that only pith-asan
-# understands, to prove the sandbox holds; pith gets the empty version.
+# The test hooks (src/testhook/testhook.h): requests that only the test
+# builds understand, to prove the sandbox holds; pith gets the empty version.
+# pith-testhook is pith's objects with the hooks for none.c (the release
+# allow-lists unchanged), which tests/test_sandbox.py runs beside pith; it
+# is never installed.
 FULL_OBJ = $(patsubst src/%.c,build/full/%.o,$(FULL_SRC) src/testhook/none.c)
+TESTHOOK_LIBC = src/testhook/common.c src/testhook/libc.c
 build/full/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
@@ -57,8 +61,12 @@ build/full/%.o: src/%.c
 pith: $(FULL_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
 
+pith-testhook: $(filter-out %/testhook/none.o,$(FULL_OBJ)) \
+               $(patsubst src/%.c,build/full/%.o,$(TESTHOOK_LIBC))
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(FULL_LIBS) $(LDFLAGS)
+
 # --- ASan + UBSan build of the same sources -------------------------------------
-ASAN_OBJ = $(patsubst src/%.c,build/asan/%.o,$(FULL_SRC) src/testhook/asan.c)
+ASAN_OBJ = $(patsubst src/%.c,build/asan/%.o,$(FULL_SRC) $(TESTHOOK_LIBC))
 build/asan/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -O1 $(ASAN_FLAGS) -DPITH_ASAN=1 -c $< -o $@
@@ -161,9 +169,11 @@ $$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
 	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
 cross-$(1): $$(TINY_BIN_$(1))
-# The same objects with src/testhook/raw.c for none.c: the test hooks, for
-# proving the sandbox under a real kernel (tests/test_tiny_arm64_kernel.py).
+# The same objects with src/testhook/common.c and raw.c for none.c: the
+# test hooks, for proving the sandbox (tests/test_sandbox.py under
+# test-tiny; under a real arm64 kernel, tests/test_tiny_arm64_kernel.py).
 $$(TINY_DIR_$(1))/pith-tiny-testhook: $$(filter-out %/testhook/none.o,$$(TINY_OBJ_$(1))) \
+                                      $$(TINY_DIR_$(1))/testhook/common.o \
                                       $$(TINY_DIR_$(1))/testhook/raw.o
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
@@ -259,7 +269,7 @@ test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mi
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
-test-tiny: pith-tiny
+test-tiny: pith-tiny build/tiny/pith-tiny-testhook
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) tests
 
 # The cross smoke: each cross-built pith-tiny under qemu-user.
@@ -311,8 +321,12 @@ fuzz-smoke-%: build/fuzz/fuzz_%
 # share 2 cores well; every test starts its own server on its own port.
 # TEST_JOBS=0 runs a pass in one process.
 TEST_JOBS ?= 4
-PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS)
-test: pith
+# --dist loadgroup: tests marked with one xdist_group run on one worker
+# (test_tls_ktls_uml.py's: one user-mode Linux boot per pass, not one per
+# worker); the others are shared out as with the default.
+PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS) \
+         $(if $(filter 0,$(TEST_JOBS)),,--dist loadgroup)
+test: pith pith-testhook
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 
@@ -348,7 +362,7 @@ test-asan: pith-asan
 STEP = scripts/step
 check:
 	scripts/deps check
-	$(STEP) build $(MAKE) all core-freestanding unit asan fuzz tiny cross router
+	$(STEP) build $(MAKE) all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross router
 	$(STEP) test $(MAKE) test
 	$(STEP) test-tls $(MAKE) test-tls
 	$(STEP) test-asan $(MAKE) test-asan
@@ -366,7 +380,8 @@ check:
 
 # --- HTTPS test rigs (issue 10) -----------------------------------------------------------
 # test-ktls: kernel TLS verified inside a user-mode Linux guest (scripts/uml-run),
-# both event loops in one boot. `make test` already runs that module once per
+# both event loops in one boot. One boot per pytest pass, not per xdist worker (its
+# tests share an xdist_group, and a lock in its fixture). `make test` already runs that module once per
 # loop (the ASan passes skip it: tests/skips_allowed.txt), so check has no step
 # of its own for it. test-testssl: testssl.sh scans pith's TLS port; the policy
 # does not depend on the loop or the build, so check runs it once, after the
@@ -419,6 +434,8 @@ bench-compress: pith
 # Mutation campaign over src/core and src/server, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
 # goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
+# MUTATE_ARGS="--site tls-write,status,sandbox,ready" runs the named sites alone,
+# each against its own test files (minutes).
 mutate:
 	nice -n 15 scripts/mutate $(MUTATE_ARGS)
 
@@ -463,6 +480,6 @@ package-check:
 	$(PYTEST) tests/package_check.py
 
 clean:
-	rm -rf build pith pith-asan pith-tiny pith-router
+	rm -rf build pith pith-asan pith-testhook pith-tiny pith-router
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -116,6 +116,19 @@ if not PITH_ROUTER:
     collect_ignore.append("test_router_cli.py")  # what only pith-router answers  # what only pith-tiny answers
 
 
+def hook_bin():
+    """The build under test with the test hooks (src/testhook/testhook.h):
+    pith-asan has them, pith's twin is pith-testhook, pith-tiny's
+    build/tiny/pith-tiny-testhook (the Makefile's test targets build them;
+    neither is ever installed)."""
+    name = os.path.basename(PITH_BIN)
+    if "asan" in name:
+        return PITH_BIN
+    if PITH_TINY:
+        return os.path.join(REPO, "build", "tiny", "pith-tiny-testhook")
+    return os.path.join(os.path.dirname(PITH_BIN), "pith-testhook")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "full_only(reason): needs a full-build feature that "
                             "pith-tiny leaves out (skipped for pith-tiny, with the reason)")
@@ -444,14 +457,16 @@ class PithServer:
 
     def __init__(self, root, args=(), env=None, addr="127.0.0.1", workers=1, port="0",
                  allow_sanitizer=None, stdout_pipe=False, cwd=None, allow_worker_crash=False,
-                 await_ready=True):
+                 await_ready=True, binary=None):
         self.root = None if root is None else str(root)  # None: no ROOT argument
         self.args = list(args)
         self.allow_sanitizer = allow_sanitizer
         # True for a test that kills workers on purpose; otherwise any worker
         # death fails the test.
         self.allow_worker_crash = allow_worker_crash
-        self.argv = [PITH_BIN, "--port", str(port)]
+        # binary: another build of the same sources (test_sandbox.py's test
+        # hook builds); PITH_BIN unless given.
+        self.argv = [binary or PITH_BIN, "--port", str(port)]
         if addr is not None:
             self.argv += ["--addr", addr]
         if workers is not None:
@@ -492,8 +507,9 @@ class PithServer:
 
     # -- life cycle ------------------------------------------------------------------
     def start(self):
-        if not os.path.exists(PITH_BIN):
-            pytest.fail("pith binary not found at %s (build it: make -C %s)" % (PITH_BIN, REPO))
+        if not os.path.exists(self.argv[0]):
+            pytest.fail("pith binary not found at %s (build it: make -C %s %s)"
+                        % (self.argv[0], REPO, os.path.relpath(self.argv[0], REPO)))
         if self.await_ready:
             self.readiness = _Readiness()
             self.readiness.start()

@@ -104,9 +104,9 @@ def test_dpkg_install_and_run_by_hand(package, tmp_path):
     installed = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "pith"],
                                capture_output=True, text=True).stdout
     if os.geteuid() != 0 or "installed" in installed:
-        print("dpkg -i not tried: %s" % ("not root" if os.geteuid() else
-                                         "a pith package is installed already"))
-        return
+        # A skip, not a pass: nothing was installed, nothing checked.
+        pytest.skip("dpkg -i not tried: %s" % ("not root" if os.geteuid() else
+                                               "a pith package is installed already"))
     subprocess.run(["dpkg", "-i", deb], check=True, capture_output=True, timeout=120)
     try:
         assert os.path.exists("/usr/bin/pith")

@@ -11,9 +11,38 @@ import socket
 import tempfile
 import time
 
-from conftest import PITH_BIN, PITH_IO, SANITIZER_RE, pid_alive, proc_children
+from conftest import PITH_BIN, PITH_IO, SANITIZER_RE, WORKER_DEATH_RE, pid_alive, proc_children
+from gaputil import proc_status
 
 START_LINE_RE = re.compile(r"pith \S+ serving (\S+) on (\S+) \((\d+) workers?, ([^)]*)\)")
+
+
+def assert_clean_stderr(text):
+    """What the harness checks of every server it starts (conftest.py),
+    for the masters a test starts itself: no sanitizer report, and no
+    worker that died while its master ran (the master's line about it)."""
+    bad = [l for l in text.splitlines() if SANITIZER_RE.search(l) or WORKER_DEATH_RE.search(l)]
+    assert not bad, "pith's stderr:\n  %s\n\nall of it:\n%s" % ("\n  ".join(bad), text[-6000:])
+
+
+def assert_all_workers_serve(master, n, text=""):
+    """Right after a READY=1: the master has n workers, each past its
+    setup (confined: NoNewPrivs 1, Seccomp 2, its last step before it
+    serves). No polling: with the test build's PITH_TEST_SETUP_DELAY_MS
+    (src/testhook/testhook.h) a READY=1 sent before the workers serve
+    fails here. Returns their pids."""
+    kids = [k for k in proc_children(master) if pid_alive(k)]
+    assert len(kids) == n, (kids, text)
+    for k in kids:
+        st = proc_status(k)
+        assert st["NoNewPrivs"] == ["1"] and st["Seccomp"] == ["2"], \
+            "READY=1 came before worker %d served: %s" % (
+                k, {x: st[x] for x in ("NoNewPrivs", "Seccomp")})
+    return kids
+
+
+# How long the test build's workers linger at the end of their setup.
+SETUP_DELAY_MS = 400
 
 
 def io_args():
@@ -62,9 +91,11 @@ class Launched:
     """pith started by fork + execve, with fds[i] at descriptor 3 + i."""
 
     def __init__(self, args, fds=(), names=None, env=None, listen_pid="self", tmp=None,
-                 listen_fds=None):
+                 listen_fds=None, binary=None):
+        """binary: another build of the same sources (conftest.hook_bin())."""
         self.errpath = tempfile.mktemp(prefix="pith-sd-", suffix=".err", dir=tmp)
-        self.argv = [PITH_BIN] + io_args() + list(args)
+        self.binary = binary or PITH_BIN
+        self.argv = [self.binary] + io_args() + list(args)
         child_env = dict(os.environ)
         for k in ("LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "NOTIFY_SOCKET"):
             child_env.pop(k, None)
@@ -90,7 +121,7 @@ class Launched:
                 if "LISTEN_FDS" in child_env:
                     child_env["LISTEN_PID"] = (str(os.getpid()) if listen_pid == "self"
                                                else str(listen_pid))
-                os.execve(PITH_BIN, self.argv, child_env)
+                os.execve(self.binary, self.argv, child_env)
             finally:
                 os._exit(127)
         os.close(err)

@@ -199,3 +199,17 @@ def test_never_the_public_port(tmp_path):
                        capture_output=True, text=True, timeout=10)
     busy.close()
     assert p.returncode == 1 and "already in use" in p.stderr, p
+
+
+def test_status_request_in_pieces_is_answered_whole(pith):
+    """A request whose head arrives in two reads waits for the rest (a
+    status process that answered the first piece would say 431 or 400)."""
+    s = pith("--status", "127.0.0.1:0")
+    sp = status_port(s)
+    assert wait_healthy(sp).status == 200
+    with http_raw.Conn(sp) as c:
+        c.send(b"GET /healthz HTTP/1.1\r\n")
+        time.sleep(0.2)
+        c.send(b"Host: status\r\n\r\n")
+        r = c.read_response()
+    assert r.status == 200 and r.body == b"ok\n", r

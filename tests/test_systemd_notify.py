@@ -11,7 +11,9 @@ import time
 import pytest
 
 import http_raw
-from sdutil import Launched, Notify, tcp_listener
+from conftest import hook_bin
+from sdutil import (SETUP_DELAY_MS, Launched, Notify, assert_all_workers_serve,
+                    assert_clean_stderr, tcp_listener)
 
 
 @pytest.fixture
@@ -27,16 +29,20 @@ def test_ready_reloading_stopping(site, tmp_path, abstract):
     n = Notify(tmp_path, abstract=abstract)
     lsock = tcp_listener()
     port = lsock.getsockname()[1]
-    p = Launched(["--workers", "2", str(site)], fds=[lsock], env={"NOTIFY_SOCKET": n.env},
-                 tmp=tmp_path)
+    # The test build's workers linger SETUP_DELAY_MS at the end of their
+    # setup, before they confine themselves and report (testhook.h): a
+    # READY=1 sent before they serve arrives while they are not confined.
+    p = Launched(["--workers", "2", str(site)], fds=[lsock],
+                 env={"NOTIFY_SOCKET": n.env, "PITH_TEST_SETUP_DELAY_MS": str(SETUP_DELAY_MS)},
+                 tmp=tmp_path, binary=hook_bin())
     lsock.close()
     try:
         ready = n.wait_for("READY=1")
+        # At once, no waiting: READY=1 means both workers have set up and
+        # confined themselves (the last step before they serve).
+        assert_all_workers_serve(p.pid, 2, p.text())
         assert ready["MAINPID"] == str(p.pid)
         assert "serving %s on http://127.0.0.1:%d/" % (site, port) in ready["STATUS"]
-        # READY=1 comes once both workers serve: both exist, and a request
-        # is answered at once.
-        assert len(p.wait_workers(2, timeout=0.5)) == 2
         with http_raw.Conn(port) as c:
             assert c.exchange("GET", "/").status == 200
         os.kill(p.pid, signal.SIGHUP)
@@ -49,6 +55,7 @@ def test_ready_reloading_stopping(site, tmp_path, abstract):
         # Nothing after STOPPING=1 claims readiness again.
         stop_at = max(i for i, m in enumerate(n.messages) if "STOPPING=1" in m.split("\n"))
         assert not any("READY=1" in m.split("\n") for m in n.messages[stop_at:])
+        assert_clean_stderr(p.text())
     finally:
         p.cleanup()
         n.close()

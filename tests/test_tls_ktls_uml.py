@@ -5,7 +5,8 @@ module and its ciphers loaded), on the event loop of this pass (both when
 PITH_IO is unset: `make test-ktls`), for TLS 1.2 and 1.3 with AES-GCM and
 ChaCha20-Poly1305. The host's own kernel may have no tls module at all.
 
-One guest boot per module runs tests/tls_ktls_guest.py, which starts pith,
+One guest boot per pass (not per xdist worker: see the guest fixture) runs
+tests/tls_ktls_guest.py, which starts pith,
 talks to it with Python's ssl module and records what it saw: the
 negotiated cipher, every response's status, headers and body digest, and
 /proc/net/tls_stat before and after each connection. The tests here judge
@@ -21,6 +22,7 @@ boot), the module is skipped with scripts/uml-run's reason; CI installs it
 lies beyond the guest's 512 GiB user address space.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -33,7 +35,7 @@ from conftest import PITH_BIN, PITH_IO, REPO
 from tls_ktls_guest import CASES, PIPELINED_FROM, REQUESTS
 from tlsutil import answered_key_update_first
 
-pytestmark = pytest.mark.full_only("TLS")
+pytestmark = [pytest.mark.full_only("TLS"), pytest.mark.xdist_group("ktls_uml")]
 
 UML_RUN = os.path.join(REPO, "scripts", "uml-run")
 GUEST = os.path.join(REPO, "tests", "tls_ktls_guest.py")
@@ -50,13 +52,10 @@ def _sanitized_build():
         return False
 
 
-@pytest.fixture(scope="module")
-def guest(tmp_path_factory):
-    """The guest's record, and the files it was served."""
-    if _sanitized_build():
-        pytest.skip("the ASan build cannot run in user-mode Linux: ASan's shadow memory "
-                    "lies beyond the guest's 512 GiB user address space")
-    base = tmp_path_factory.mktemp("ktls")
+def _boot(base):
+    """Boots the guest once into base: its record (result.json) and the
+    files it served (root/). Returns None, or why it skips ("skip: ...") or
+    fails ("fail: ...")."""
     pki_dir = base / "pki"
     pki_dir.mkdir()
     pki = tlscerts.make_pki(str(pki_dir))
@@ -73,14 +72,49 @@ def guest(tmp_path_factory):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=GUEST_TIMEOUT + 30)
     if p.returncode == 77:
         why = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "no reason given"
-        pytest.skip("user-mode Linux cannot run here: %s"
-                    % why.replace("uml-run: user-mode Linux cannot run here: ", ""))
-    assert p.returncode == 0 and out.exists(), (
-        "scripts/uml-run exited %d\nstdout:\n%s\nstderr:\n%s"
-        % (p.returncode, p.stdout[-3000:], p.stderr[-3000:]))
-    with open(out) as f:
+        return "skip: user-mode Linux cannot run here: %s" % why.replace(
+            "uml-run: user-mode Linux cannot run here: ", "")
+    if p.returncode != 0 or not out.exists():
+        return "fail: scripts/uml-run exited %d\nstdout:\n%s\nstderr:\n%s" % (
+            p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    return None
+
+
+def _shared_base(tmp_path_factory):
+    """Where the pass's one boot lives. Under pytest-xdist the workers share
+    the directory above their own base temp, and PYTEST_XDIST_TESTRUNUID
+    names this pass there; in one process, the module's own directory."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return tmp_path_factory.mktemp("ktls")
+    base = tmp_path_factory.getbasetemp().parent / ("ktls-" + run)
+    base.mkdir(exist_ok=True)
+    return base
+
+
+@pytest.fixture(scope="module")
+def guest(tmp_path_factory):
+    """The guest's record, and the files it was served. One boot per pass
+    (it takes a core for minutes): the module's tests share an xdist group
+    (the Makefile runs with --dist loadgroup), and should they land on
+    several workers all the same, the first to take the lock boots and the
+    others read its verdict and record."""
+    if _sanitized_build():
+        pytest.skip("the ASan build cannot run in user-mode Linux: ASan's shadow memory "
+                    "lies beyond the guest's 512 GiB user address space")
+    base = _shared_base(tmp_path_factory)
+    verdict = base / "verdict"
+    with open(base / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not verdict.exists():
+            verdict.write_text(_boot(base) or "ok")
+    why = verdict.read_text()
+    if why.startswith("skip: "):
+        pytest.skip(why[len("skip: "):])
+    assert why == "ok", why[len("fail: "):]
+    with open(base / "result.json") as f:
         record = json.load(f)
-    record["files"] = files
+    record["files"] = {"/" + n: (base / "root" / n).read_bytes() for n in ("big.bin", "small.txt")}
     return record
 
 

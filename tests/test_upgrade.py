@@ -16,8 +16,9 @@ import time
 import pytest
 
 import http_raw
-from conftest import PITH_BIN, free_port, pid_alive
-from sdutil import Launched, Notify, environ_of, io_args
+from conftest import PITH_BIN, free_port, hook_bin, pid_alive, proc_children
+from sdutil import (SETUP_DELAY_MS, Launched, Notify, assert_all_workers_serve,
+                    assert_clean_stderr, environ_of, io_args)
 
 
 @pytest.fixture
@@ -87,33 +88,43 @@ def h2load_result(p):
 
 @pytest.mark.parametrize("conn", ["close", "keep-alive"])
 def test_upgrade_under_load_loses_nothing(site, tmp_path, conn):
-    binary = tmp_path / "bin" / "pith"  # its own path: the new binary lands there
+    # The test build (the same objects with the test hooks): its workers
+    # linger SETUP_DELAY_MS before they confine themselves and report, so a
+    # READY=1 (and the old master's drain) before the new workers serve is
+    # seen. Its own path: the new binary lands there.
+    binary = tmp_path / "bin" / "pith"
     binary.parent.mkdir()
-    shutil.copy2(PITH_BIN, binary)
+    shutil.copy2(hook_bin(), binary)
     pidfile = tmp_path / "pith.pid"
     n = Notify(tmp_path)
     args = [str(binary)] + io_args() + ["--workers", "2", "--addr", "127.0.0.1", "--port", "0",
                                         "--pidfile", str(pidfile), "--grace", "5", str(site)]
     err = open(tmp_path / "err", "w")
-    env = dict(os.environ, NOTIFY_SOCKET=n.env)
+    env = dict(os.environ, NOTIFY_SOCKET=n.env, PITH_TEST_SETUP_DELAY_MS=str(SETUP_DELAY_MS))
     master = subprocess.Popen(args, stderr=err, stdin=subprocess.DEVNULL, env=env)
     new = None
     try:
         ready = n.wait_for("READY=1")
         port = int(re.search(r":(\d+)/", ready["STATUS"]).group(1))
         old = master.pid
+        assert_all_workers_serve(old, 2, open(tmp_path / "err").read())
         assert read_pid(pidfile) == old
-        install_copy(PITH_BIN, binary)
+        install_copy(hook_bin(), binary)
         load = h2load("http://127.0.0.1:%d/" % port, conn)
         time.sleep(1)  # the load is running (h2load has no "started" signal)
-        new = upgrade(pidfile, old)
+        os.kill(old, signal.SIGUSR2)
+        # systemd learns the new main pid once its workers serve (checked
+        # at once), and the old master never said STOPPING=1 (that would
+        # stop the service).
+        again = n.wait_for("READY=1")
+        new = int(again["MAINPID"])
+        assert new != old
+        workers = assert_all_workers_serve(new, 2, open(tmp_path / "err").read())
+        wait_until(lambda: read_pid(pidfile) == new, what="the new master's pidfile")
+        wait_until(lambda: not pid_alive(old), what="the old master's exit")
         assert load.poll() is None, "the load ended before the upgrade did: not a test"
         out, ok, bad = h2load_result(load)
         assert bad == 0 and ok > 0, out
-        # systemd learns the new main pid, and the old master never said
-        # STOPPING=1 (that would stop the service).
-        again = n.wait_for("READY=1")
-        assert again["MAINPID"] == str(new)
         assert not any("STOPPING=1" in m.split("\n") for m in n.messages)
         assert master.wait(10) == 0
         assert not os.path.exists(str(pidfile) + ".oldbin")
@@ -127,6 +138,8 @@ def test_upgrade_under_load_loses_nothing(site, tmp_path, conn):
         assert os.stat("/proc/%d/exe" % new).st_ino == os.stat(binary).st_ino
         with http_raw.Conn(port) as c:
             assert c.exchange("GET", "/").status == 200
+        # The same workers serve: none died under the load.
+        assert sorted(k for k in proc_children(new) if pid_alive(k)) == sorted(workers)
         text = open(tmp_path / "err").read()
         assert "listeners inherited from the old master" in text
         assert "upgrade: pid %d serves now; pid %d finishes" % (new, old) in text
@@ -134,6 +147,9 @@ def test_upgrade_under_load_loses_nothing(site, tmp_path, conn):
         n.wait_for("STOPPING=1")
         wait_until(lambda: not pid_alive(new), what="the new master's exit")
         assert not os.path.exists(pidfile)
+        # Both masters' stderr (the new one inherits it), as the harness
+        # checks its own servers': no sanitizer report, no worker death.
+        assert_clean_stderr(open(tmp_path / "err").read())
     finally:
         for pid in (new, master.pid):
             if pid and pid_alive(pid):
@@ -170,6 +186,7 @@ def test_upgrade_twice_on_a_unix_socket(site, tmp_path):
         wait_until(lambda: not pid_alive(second), what="exit")
         # The last master of the configuration that bound it removes it.
         assert not os.path.exists(path)
+        assert_clean_stderr(p.text())
     finally:
         for pid in pids:
             if pid_alive(pid):
@@ -199,6 +216,7 @@ def test_failed_upgrade_keeps_the_old_master(site, tmp_path):
         _, errtext = master.communicate(timeout=15)
         assert master.returncode == 0
         assert "exited with status 3 before it served; this one keeps serving" in errtext
+        assert_clean_stderr(errtext)
     finally:
         if master.poll() is None:
             master.kill()
@@ -226,6 +244,9 @@ def test_upgrade_hands_the_status_listener_over(site, tmp_path):
         m = http_raw.fetch(port, "/metrics")
         assert m.status == 200 and b"pith_start_time_seconds" in m.body
         assert environ_of(new).count("LISTEN_FDNAMES=http:status") == 1, environ_of(new)
+        os.kill(new, signal.SIGTERM)
+        wait_until(lambda: not pid_alive(new), what="exit")
+        assert_clean_stderr(p.text())
     finally:
         if new and pid_alive(new):
             os.kill(new, signal.SIGTERM)

@@ -29,6 +29,7 @@
 #include "server/stats.h"
 #include "server/tls.h"
 #include "sys/sys.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -253,7 +254,7 @@ static void answer(struct status *st, struct status_conn *c, long r)
         } else if (span_eq_cstr(path, "/healthz")) {
             status = healthy(srv) ? 200 : 503;
             buf_put_cstr(&bb, status == 200 ? "ok\n" : "draining\n");
-        } else {
+        } else if ((status = testhook_status_request(path)) == 0) {
             status = 404;
         }
     }

@@ -29,6 +29,7 @@
 #include "server/tls.h"
 #include "server/transport.h"
 #include "sys/sys.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -280,6 +281,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     timer_wheel_init(&w->wheel, w->now_ms);
     /* Every descriptor and mapping is in place: from here the worker only
      * serves, as --user, confined (lockdown.h). */
+    testhook_worker_setup();
     if (lockdown_worker(w) < 0)
         return -1;
     worker_set_listening(w, true);

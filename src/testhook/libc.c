@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * asan.c - the test build's hooks (see testhook.h), and the system calls
- * the ASan/UBSan runtime makes in a worker (to report an error, which the
- * tests must see rather than a SIGSYS), added to its allow-list. Linked
- * into pith-asan only; it calls the kernel directly because that is the
- * point: a compromised worker would not go through src/sys.
+ * libc.c - the test hooks (see testhook.h) of the libc builds: linked into
+ * pith-asan (-DPITH_ASAN=1) and pith-testhook (the release objects with
+ * this file for none.c), never into pith. Under ASan it also adds the
+ * system calls the ASan/UBSan runtime makes in a worker (to report an
+ * error, which the tests must see rather than a SIGSYS) to the
+ * allow-lists; pith-testhook adds none, so its filter is the release one.
+ * It calls the kernel directly because that is the point: a compromised
+ * worker would not go through src/sys.
  */
 #include "testhook/testhook.h"
 
@@ -12,14 +15,18 @@
 #include "server/lockdown.h"
 #include "server/log.h"
 #include "server/reply.h"
+#include "testhook/hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define ALLOW(name, why) LOCKDOWN_ALLOW(__NR_##name, why)
 
+#ifdef PITH_ASAN
 const struct lockdown_syscall testhook_syscalls[] = {
 #ifdef __NR_open
     ALLOW(open, "ASan: /proc/self/cmdline, /proc/self/maps for a report (its own raw open)"),
@@ -38,29 +45,49 @@ const struct lockdown_syscall testhook_syscalls[] = {
     ALLOW(mprotect, "ASan: guard pages of its allocator"),
 };
 const size_t testhook_nsyscalls = ARRAY_LEN(testhook_syscalls);
+#else
+const struct lockdown_syscall testhook_syscalls[1] = {
+    LOCKDOWN_ALLOW(-1, "pith-testhook: a number no call has")};
+const size_t testhook_nsyscalls = 0;
+#endif
 
-static void open_outside(struct worker *w, struct exchange *x)
+bool testhook_forbidden_call(struct span name)
+{
+    char cwd[256];
+    static char *const argv[] = {NULL};
+    if (span_eq_cstr(name, "getcwd"))
+        (void)syscall(__NR_getcwd, cwd, sizeof cwd);
+    else if (span_eq_cstr(name, "execve"))
+        (void)syscall(__NR_execve, "/nonexistent/pith-test", argv, argv);
+    else if (span_eq_cstr(name, "socket")) {
+        long fd = syscall(__NR_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0)
+            close((int)fd);
+    } else if (span_eq_cstr(name, "connect"))
+        (void)syscall(__NR_connect, -1, NULL, 0);
+    else if (span_eq_cstr(name, "ptrace"))
+        (void)syscall(__NR_ptrace, PTRACE_PEEKDATA, 0, NULL, NULL);
+    else
+        return false;
+    return true; /* seccomp: SIGSYS before this */
+}
+
+int testhook_open_outside(void)
 {
     static const char path[] = "/etc/passwd";
     int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         log_error_errno("test hook: open outside the root", path, -errno);
-        reply_error(w, x, 403);
-        return;
+        return 403;
     }
     close(fd);
     log_error3("test hook: opened ", path, " outside the root");
-    reply_small(w, x, 200, NULL, (struct span){0}, false);
+    return 200;
 }
 
-bool testhook_request(struct worker *w, struct exchange *x, struct span target)
+bool testhook_own_request(struct worker *w, struct exchange *x, struct span target)
 {
-    if (span_eq_cstr(target, "/.pith-test/forbidden-syscall")) {
-        char cwd[256];
-        (void)syscall(__NR_getcwd, cwd, sizeof cwd); /* seccomp: SIGSYS here */
-        reply_small(w, x, 200, NULL, (struct span){0}, false);
-        return true;
-    }
+#ifdef PITH_ASAN
     if (span_eq_cstr(target, "/.pith-test/asan-report")) {
         /* A stack overflow ASan must report from inside the sandbox. */
         char small[8];
@@ -70,9 +97,9 @@ bool testhook_request(struct worker *w, struct exchange *x, struct span target)
         reply_small(w, x, 200 + p[at], NULL, (struct span){0}, false);
         return true;
     }
-    if (span_eq_cstr(target, "/.pith-test/open-outside")) {
-        open_outside(w, x);
-        return true;
-    }
+#endif
+    (void)w;
+    (void)x;
+    (void)target;
     return false;
 }
