@@ -118,6 +118,7 @@ static void log_exchange(struct worker *w, struct conn *c)
             .status = x->status,
             .bytes = x->body_sent,
             .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
+            .tls_version = w->log.json ? tls_conn_version(w, c) : NULL,
             .log_host = w->set->hosts.n > 0,
             .authority = x->authority,
             .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,

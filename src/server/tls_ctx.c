@@ -231,6 +231,11 @@ static SSL_CTX *ctx_policy(struct tls_server *ts)
      * session cache. One ticket per handshake is enough for a client. */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(ctx, 1);
+    /* A session lives, and its ticket's lifetime hint says, a day: the
+     * ticket keys rotate every 12 hours and the previous one still
+     * decrypts (tls_tickets.c), so a ticket resumes for 12 to 24 hours;
+     * OpenSSL's default would end it after 2. */
+    SSL_CTX_set_timeout(ctx, TLS_SESSION_LIFETIME_S);
     SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
     SSL_CTX_set_client_hello_cb(ctx, hello_select, NULL);
     SSL_CTX_set_tlsext_servername_callback(ctx, sni_select);
