@@ -70,8 +70,8 @@ int access_log_open(struct access_log *l, const char *path, bool json);
  * "user_agent":"curl/8","duration_us":412,"encoding":null,"tls":null}; fields of a
  * request without a request line are null. With log_host, combined lines
  * get the host quoted after the user agent (before an encoding), and JSON
- * a "host" field after "encoding"; "tls" is the TLS version, null on plain TCP. Strings are exact JSON: '"', '\\'
- * and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
+ * a "host" field after "encoding"; "tls" is the TLS version, null on plain TCP. Strings are exact
+ * JSON: '"', '\\' and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms);
 
 /* Writes what is buffered. */
