@@ -26,7 +26,9 @@ FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
 AUTH_SRC   = src/server/auth.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt $(COMPRESS_LIBS)
+# -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
+H2_SRC     = src/server/h2_conn.c src/server/h2_stream.c
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -36,7 +38,8 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 .PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
-        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny
+        $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
+        router test-router test-router-cross cross-router-mips16e-mips cross-router-mips16e-mipsel $(addprefix cross-router-,$(TINY_ARCHES))
 
 all: pith
 
@@ -110,7 +113,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c src/cli/start.c \
            src/cli/sockets.c src/cli/check.c \
@@ -167,8 +170,92 @@ $$(TINY_DIR_$(1))/pith-tiny-testhook: $$(filter-out %/testhook/none.o,$$(TINY_OB
 endef
 $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 
+# --- the router profile (docs/DESIGN.md, "The router profile"; issue 21) ---------------
+# `make tiny PROFILE=router` builds ./pith-router: src/core and the raw system
+# calls of pith-tiny under a small server floor written for size (src/router/:
+# one epoll loop, a direct response writer, sendfile), -Oz with link-time
+# optimization; core's MIME table keeps its MIME_R entries (PITH_ROUTER).
+# `make cross PROFILE=router` (or cross-router-ARCH) builds
+# build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
+ROUTER_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+             src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/main_router.c
+ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
+ROUTER_DIR_x86_64 = build/router
+ROUTER_BIN_x86_64 = pith-router
+
+define router_rules
+ROUTER_DIR_$(1) ?= build/router-$(1)
+ROUTER_BIN_$(1) ?= build/router-$(1)/pith-router
+ROUTER_OBJ_$(1) = $$(patsubst src/%.c,$$(ROUTER_DIR_$(1))/%.o,$$(ROUTER_SRC))
+$$(ROUTER_DIR_$(1))/%.o: src/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC [router $(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(ROUTER_CFLAGS) $$(TINY_ARCH_$(1)) \
+	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
+$$(ROUTER_BIN_$(1)): $$(ROUTER_OBJ_$(1))
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) -Oz -flto $$(TINY_LDFLAGS) \
+	    -Wl,-Map,$$(ROUTER_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+cross-router-$(1): $$(ROUTER_BIN_$(1))
+endef
+$(foreach a,$(TINY_ARCHES),$(eval $(call router_rules,$(a))))
+
+# MIPS16e (mips16e-ARCH, for ARCH mips and mipsel): the same router in the
+# compact 16-bit encoding, for MIPS32 cores that have the MIPS16e ASE (many
+# router SoCs; not all, hence a target of its own): every file but the system
+# call stubs (sys_raw_*.c and rt_raw.c, whose inline assembly is 32-bit) is
+# compiled -mips16 -minterlink-mips16; no LTO, which would mix the two modes
+# inside one function. build/router-mips16e-ARCH/pith-router.
+ROUTER_M16_RAW = src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c src/sys/rt_raw.c
+define router_m16_rules
+ROUTER_M16_DIR_$(1) = build/router-mips16e-$(1)
+ROUTER_M16_OBJ_$(1) = $$(patsubst src/%.c,$$(ROUTER_M16_DIR_$(1))/%.o,$$(ROUTER_SRC))
+$$(ROUTER_M16_DIR_$(1))/%.o: src/%.c
+	@mkdir -p $$(@D)
+	@echo "  CC [router mips16e $(1)] $$<"
+	@$$(TINY_CC_$(1)) $$(subst -flto,,$$(ROUTER_CFLAGS)) $$(TINY_ARCH_$(1)) \
+	    $$(if $$(filter $$<,$$(ROUTER_M16_RAW)),,-mips16 -minterlink-mips16) \
+	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
+$$(ROUTER_M16_DIR_$(1))/pith-router: $$(ROUTER_M16_OBJ_$(1))
+	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) \
+	    -Wl,-Map,$$(ROUTER_M16_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
+	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+cross-router-mips16e-$(1): $$(ROUTER_M16_DIR_$(1))/pith-router
+endef
+$(foreach a,mips mipsel,$(eval $(call router_m16_rules,$(a))))
+
+ifeq ($(PROFILE),router)
+tiny: pith-router
+cross: $(addprefix cross-router-,$(TINY_CROSS))
+else
 tiny: pith-tiny
 cross: $(addprefix cross-,$(TINY_CROSS))
+endif
+router: pith-router
+
+# The router profile's tests: the differential test against the full build,
+# its own command line, and the black-box files of what it has, against
+# pith-router (the tests of what it leaves out are marked full_only or
+# router_lacks and skip with the reason).
+ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_parser.py \
+                    tests/test_paths.py tests/test_range.py tests/test_conditional.py \
+                    tests/test_methods.py tests/test_keepalive.py tests/test_dotfiles.py \
+                    tests/test_headers.py tests/test_mime.py tests/test_directories.py \
+                    tests/test_timeouts.py tests/test_network.py tests/test_robustness.py \
+                    tests/test_gap_limits.py tests/test_gap_path_max.py \
+                    tests/test_pipeline_pressure.py tests/test_regress_location_backslash.py \
+                    tests/test_regress_peer_address.py tests/test_cache.py \
+                    $(foreach n,1 2 3 5 6 7 8 11 12,tests/test_regress_8_$(n).py)
+test-router: pith pith-router
+	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
+
+# The differential test against each cross-built router under qemu-user.
+test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips \
+                   cross-router-mips16e-mipsel
+	@set -e; for a in $(TINY_CROSS); do echo "router $$a (qemu-$$a):"; \
+	    PITH_ROUTER_CMD="qemu-$$a build/router-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
+	@set -e; for a in mips mipsel; do echo "router MIPS16e $$a (qemu-$$a):"; \
+	    PITH_ROUTER_CMD="qemu-$$a build/router-mips16e-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
@@ -188,7 +275,8 @@ test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook
 	PITH_ARM64_KERNEL=1 $(PYTEST) -n 0 tests/test_tiny_arm64_kernel.py
 
 # Each architecture's stripped size against its budget, and where the bytes go.
-size-tiny: tiny cross
+size-tiny: pith-tiny $(addprefix cross-,$(TINY_CROSS)) pith-router \
+           $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips cross-router-mips16e-mipsel
 	scripts/tiny-size --modules x86_64 --groups x86_64 --groups mips
 
 # --- libFuzzer targets ----------------------------------------------------------------
@@ -372,6 +460,6 @@ package-check:
 	$(PYTEST) tests/package_check.py
 
 clean:
-	rm -rf build pith pith-asan pith-tiny
+	rm -rf build pith pith-asan pith-tiny pith-router
 
 -include $(shell find build -name '*.d' 2>/dev/null)

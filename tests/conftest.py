@@ -97,16 +97,30 @@ socket.setdefaulttimeout(15)
 # aarch64 one under a real arm64 kernel (test_tiny_arm64_kernel.py, one
 # qemu-system-aarch64 boot) only under `make test-arm64-kernel`.
 PITH_TINY = os.environ.get("PITH_TINY") == "1" or os.path.basename(PITH_BIN).startswith("pith-tiny")
+# The router profile (make test-router, or a PITH_BIN named pith-router*,
+# issue 21) has less still: every full_only test skips for it too, and a
+# test of what pith-tiny has but the router lacks carries
+# @pytest.mark.router_lacks("which feature"). It sends no sd_notify, so the
+# harness does not wait for READY=1 (its workers accept on the listening
+# socket bound before the start line, so connections made after it wait in
+# the backlog).
+PITH_ROUTER = (os.environ.get("PITH_ROUTER") == "1" or
+               os.path.basename(PITH_BIN).startswith("pith-router"))
+PITH_TINY = PITH_TINY or PITH_ROUTER
 collect_ignore = [] if os.environ.get("PITH_CROSS") == "1" else ["test_tiny_cross.py"]
 if os.environ.get("PITH_ARM64_KERNEL") != "1":
     collect_ignore.append("test_tiny_arm64_kernel.py")
-if not PITH_TINY:
-    collect_ignore.append("test_tiny_cli.py")  # what only pith-tiny answers
+if not PITH_TINY or PITH_ROUTER:
+    collect_ignore.append("test_tiny_cli.py")
+if not PITH_ROUTER:
+    collect_ignore.append("test_router_cli.py")  # what only pith-router answers  # what only pith-tiny answers
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "full_only(reason): needs a full-build feature that "
                             "pith-tiny leaves out (skipped for pith-tiny, with the reason)")
+    config.addinivalue_line("markers", "router_lacks(reason): needs a feature the router "
+                            "profile leaves out (skipped for pith-router, with the reason)")
 
 
 def pytest_report_header(config):
@@ -140,6 +154,12 @@ def pytest_collection_modifyitems(config, items):
             if m:
                 item.add_marker(pytest.mark.skip(reason="pith-tiny: full build only: %s"
                                                  % (m.args[0] if m.args else "?")))
+    if PITH_ROUTER:
+        for item in items:
+            m = item.get_closest_marker("router_lacks")
+            if m and not item.get_closest_marker("full_only"):
+                item.add_marker(pytest.mark.skip(reason="pith-router: not in the router "
+                                                 "profile: %s" % (m.args[0] if m.args else "?")))
     why = _uring_unavailable()
     if not why:
         return
@@ -447,7 +467,7 @@ class PithServer:
         self.env.pop("NOTIFY_SOCKET", None)
         # Wait for READY=1 unless the test listens itself, its workers may
         # die before they report, or it times their start (await_ready=False).
-        self.await_ready = (await_ready and not allow_worker_crash and
+        self.await_ready = (await_ready and not allow_worker_crash and not PITH_ROUTER and
                             "NOTIFY_SOCKET" not in (env or {}))
         self.readiness = None
         if env:

@@ -64,7 +64,7 @@ def metrics(port):
             continue
         if line.startswith("# HELP "):
             continue
-        m = re.match(r'^([a-z_]+)(\{[a-z_]+="[^"\\]*"(?:,[a-z_]+="[^"\\]*")*\})? (\d+)$', line)
+        m = re.match(r'^([a-z_][a-z0-9_]*)(\{[a-z_]+="[^"\\]*"(?:,[a-z_]+="[^"\\]*")*\})? (\d+)$', line)
         assert m, "not a sample line: %r" % line
         assert m.group(1) in typed, "sample before its TYPE: %r" % line
         out[m.group(1) + (m.group(2) or "")] = int(m.group(3))

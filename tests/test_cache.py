@@ -478,6 +478,7 @@ def test_in_flight_response_survives_replace_and_delete(pith, root):
     _wait_for(lambda: not deleted_open(), "the worker keeps deleted files open: %r" % deleted_open())
 
 
+@pytest.mark.router_lacks("the --cache-* flags")
 def test_in_flight_entry_not_evicted(pith, root):
     # One cache entry, held by a slow response: other files must be served
     # (uncached), and the held one must not be freed under the response.
@@ -513,6 +514,7 @@ def test_in_flight_entry_not_evicted(pith, root):
 # -- flags that turn parts of the cache off -------------------------------------------
 
 
+@pytest.mark.router_lacks("the --cache-* flags")
 @pytest.mark.parametrize("flags", [["--cache-entries", "0"], ["--cache-size", "0"],
                                    ["--cache-max-file", "0"], ["--cache-entries", "1"]],
                          ids=["entries0", "size0", "maxfile0", "entries1"])
@@ -629,6 +631,7 @@ def test_long_path_bypasses_cache(pith, root):
 # -- eviction and bounds -------------------------------------------------------------
 
 
+@pytest.mark.router_lacks("the --cache-* flags")
 def test_many_files_lru_bounded(pith, root):
     files = {}
     for i in range(50):

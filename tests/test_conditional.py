@@ -194,6 +194,7 @@ def immutable_server(pith_module, tmp_path_factory):
     return s
 
 
+@pytest.mark.router_lacks("--immutable")
 @pytest.mark.parametrize("name,immutable", [
     ("app.3f9a0c1e.js", True), ("assets/vendor.0123abcd.css", True), ("logo.deadbeef.png", True),
     ("app.js", False), ("app.3f9a0c1.js", False), ("app.3f9a0c1e9.js", False),
@@ -211,6 +212,7 @@ def test_immutable_glob(immutable_server, name, immutable):
     assert r3["Cache-Control"] == want, r3.head_text()
 
 
+@pytest.mark.router_lacks("--immutable")
 def test_immutable_not_on_errors(immutable_server):
     r = immutable_server.get("/missing.3f9a0c1e.js")
     assert r.status == 404

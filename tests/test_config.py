@@ -63,6 +63,8 @@ OPTIONS = {
     "redirect-http": (None, "x"),
     "hsts": ("600", "0"),
     "timeout-handshake": ("3", "0"),
+    "http2": ("off", "maybe"),
+    "h2-max-streams": ("10", "0"),
     "quiet": (None, "x"),
     "site": ("@SITE@", "nosite"),
     "root": ("@ROOT@", ""),
@@ -82,7 +84,7 @@ NEEDS = {
     "unix-owner": ["addr unix:@SOCK@"],
 }
 FULL_ONLY = {"tls-cert", "tls-key", "tls-port", "tls-only", "redirect-http", "hsts",
-             "timeout-handshake", "precompressed", "auth"}
+             "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams"}
 CMDLINE_ONLY = {"check", "help", "version", "config"}
 
 
@@ -124,7 +126,7 @@ def cli_error(args):
 
 def test_every_option_of_help_has_a_row():
     out = run_pith("--help").stdout
-    names = set(re.findall(r"^ +(?:-[a-zA-Z], )?--([a-z-]+)", out, re.M))
+    names = set(re.findall(r"^ +(?:-[a-zA-Z], )?--([a-z][a-z0-9-]*)", out, re.M))
     assert names - CMDLINE_ONLY == set(OPTIONS), names ^ set(OPTIONS)
 
 

@@ -7,6 +7,7 @@ is full, a new connection now takes the slot of the oldest one that has not
 been answered (DESIGN.md §7): /healthz is answered at once while 16 and
 more idle connections hold the listener, and those are the ones that go."""
 
+import os
 import socket
 import time
 
@@ -65,9 +66,14 @@ def test_an_answer_in_flight_is_not_the_one_that_goes(pith):
     try:
         r = asker.read_response("GET")
         assert r.status == 200 and b"pith_workers_up" in r.body
-        # Still lingering (waiting for the client to close), not closed
-        # to make room while idle connections could give way.
-        assert asker.is_open(wait=0.3), "the answered connection was taken for the crowd"
+        # Still lingering (its side shut, reading what the client sends until
+        # the client closes), not closed to make room while idle connections
+        # could give way: bytes sent now are read and dropped, where a closed
+        # socket would answer them with a reset.
+        asker.sock.sendall(b"x" * 100)
+        time.sleep(0.3)
+        err = asker.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        assert err == 0, "the answered connection was taken for the crowd (%s)" % os.strerror(err)
     finally:
         asker.close()
         for c in crowd:

@@ -302,6 +302,7 @@ def test_range_on_directory_listing_ignored(server, spec):
 # -- several ranges: multipart/byteranges -----------------------------------------------
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 @pytest.mark.parametrize("name", ["1k.bin", "index.html", "big.bin"])
 def test_two_ranges_multipart(server, files, name):
     data = files[name]
@@ -310,6 +311,7 @@ def test_two_ranges_multipart(server, files, name):
     assert parts == [(0, 4), (20, 29)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_many_forms_1k(server, files):
     data = files["1k.bin"]
     r = server.get("/1k.bin", headers={"Range": "bytes=-10,100-199,500-,0-0"})
@@ -318,6 +320,7 @@ def test_multipart_many_forms_1k(server, files):
     assert parts == [(0, 0), (100, 199), (500, 1023)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_big_file_sendfile_path(server, files):
     data = files["big.bin"]
     n = len(data)
@@ -327,6 +330,7 @@ def test_multipart_big_file_sendfile_path(server, files):
     assert parts == [(0, 99), (1048576, 1114111), (n - 1000, n - 901), (n - 100, n - 1)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_big_parts(server, files):
     data = files["big.bin"]
     r = server.get("/big.bin", headers={"Range": "bytes=0-1048575,2097152-"})
@@ -334,6 +338,7 @@ def test_multipart_big_parts(server, files):
     assert parts == [(0, 1048575), (2097152, len(data) - 1)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 @pytest.mark.parametrize("spec", ["bytes=0-9, 20-29", "bytes=0-9 ,20-29", "bytes=0-9 , 20-29",
                                   "bytes=0-9,\t20-29", "bytes=0-9,,20-29", "bytes=,0-9,20-29,"])
 def test_multipart_list_ows_and_empty_elements(server, files, spec):
@@ -343,6 +348,7 @@ def test_multipart_list_ows_and_empty_elements(server, files, spec):
     assert parts == [(0, 9), (20, 29)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_unsorted_input_sorted(server, files):
     data = files["1k.bin"]
     r = server.get("/1k.bin", headers={"Range": "bytes=900-909,0-9,400-409"})
@@ -350,6 +356,7 @@ def test_multipart_unsorted_input_sorted(server, files):
     assert parts == [(0, 9), (400, 409), (900, 909)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_unsatisfiable_member_dropped(server, files):
     data = files["1k.bin"]
     r = server.get("/1k.bin", headers={"Range": "bytes=0-9,5000-6000,100-109"})
@@ -357,6 +364,7 @@ def test_multipart_unsatisfiable_member_dropped(server, files):
     assert parts == [(0, 9), (100, 109)]
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_boundary_differs(server, files):
     a = server.get("/1k.bin", headers={"Range": "bytes=0-9,20-29"})
     b = server.get("/1k.bin", headers={"Range": "bytes=0-9,20-29"})
@@ -365,6 +373,7 @@ def test_multipart_boundary_differs(server, files):
     assert ba != bb, "the same boundary twice: %r" % ba
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_multipart_keepalive_and_pipelining(server, files):
     data = files["1k.bin"]
     big = files["big.bin"]
@@ -394,6 +403,7 @@ def test_coalesced_to_single_range(server, files, spec, first, last):
     _assert_206(r, files["1k.bin"], first, last)
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_sixteen_ranges_multipart(server, files):
     spec = "bytes=" + ",".join("%d-%d" % (i, i) for i in range(0, 32, 2))
     r = server.get("/1k.bin", headers={"Range": spec})
@@ -458,6 +468,7 @@ def test_if_range_current_etag_206(server, files):
     _assert_206(r, files["index.html"], 0, 1)
 
 
+@pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
 def test_if_range_current_etag_multipart(server, files):
     tag = _index_etag(server)
     r = server.get("/index.html", headers={"Range": "bytes=0-1,10-11", "If-Range": tag})

@@ -21,6 +21,10 @@ import signal
 import socket
 import time
 
+import pytest
+
+pytestmark = pytest.mark.router_lacks("the close-reason counters")
+
 CLOSED_RE = re.compile(r"worker (\d+) \(pid (\d+)\) closed connections: (.*)$")
 PAIR_RE = re.compile(r"([a-z_]+)=(\d+)")
 REQUIRED = ("peer", "error", "done", "timeout", "shutdown")

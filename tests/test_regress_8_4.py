@@ -38,6 +38,7 @@ def _nobody():
 
 
 pytestmark = [
+    pytest.mark.router_lacks("--user"),
     pytest.mark.skipif(os.geteuid() != 0, reason="--user needs the tests to run as root"),
     pytest.mark.skipif(_nobody() is None, reason="no user %r here" % USER),
 ]

@@ -233,6 +233,7 @@ def _burst(port, n, timeout):
             c.close()
 
 
+@pytest.mark.router_lacks("more than 128 connections per worker (a burst of 200 on one live worker)")
 def test_dead_workers_listener_does_not_hang_clients(pith, tmp_path, docroot):
     log, sub = break_log(tmp_path)
     s = pith("--log", log, workers=2, allow_worker_crash=True)  # failing on purpose

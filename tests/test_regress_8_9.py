@@ -25,6 +25,8 @@ import pytest
 
 from conftest import PITH_BIN, PITH_IO, SANITIZER_RE, START_RE, PithServer, _Reader, proc_children
 
+pytestmark = pytest.mark.router_lacks("the descriptor budget (--max-conns, --cache-entries)")
+
 DEFAULT_MAX_CONNS = 1024
 DEFAULT_CACHE_ENTRIES = 1024
 NEED_DEFAULTS = 2 * DEFAULT_MAX_CONNS + DEFAULT_CACHE_ENTRIES

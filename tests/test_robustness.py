@@ -31,6 +31,7 @@ def _fds(pid):
     return sorted(out)
 
 
+@pytest.mark.router_lacks("more than 128 connections per worker")
 def test_500_concurrent_connections(pith, docroot):
     if _raise_nofile(1200) < 1100:
         pytest.skip("cannot raise RLIMIT_NOFILE to 1100")
@@ -122,6 +123,7 @@ def test_fd_count_back_after_many_connections(pith):
     assert settled_fd_count(worker) == before, _fds(worker)
 
 
+@pytest.mark.router_lacks("--max-conns")
 def test_max_conns_limit(pith, docroot):
     s = pith("--max-conns", "10", "--timeout-keepalive", "30", "--timeout-header", "30")
     worker = s.worker()

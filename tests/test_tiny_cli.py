@@ -19,6 +19,8 @@ REFUSED = [
     (["--tls-cert", "c.pem", "--tls-key", "k.pem"], "--tls-cert", "OpenSSL"),
     (["--tls-key=k.pem"], "--tls-key", "OpenSSL"),
     (["--tls-port", "8443"], "--tls-port", "OpenSSL"),
+    (["--http2", "on"], "--http2", "nghttp2"),
+    (["--h2-max-streams=10"], "--h2-max-streams", "nghttp2"),
     (["--precompressed", "/srv"], "--precompressed", "zstd"),
     (["--auth", "/p/ /etc/users"], "--auth", "libxcrypt"),
     (["compress", "/srv"], "compress", "zlib"),

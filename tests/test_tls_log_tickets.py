@@ -3,10 +3,12 @@
 (issue 19): a session ticket says it resumes for a day (its lifetime hint is
 86,400 s, not OpenSSL's default of 7,200), on TLS 1.2 and 1.3; and
 `--log-format json` names the TLS version of each request's connection
-("tls": "TLSv1.2" / "TLSv1.3"; null on the plain port). The loop is the
+("tls": "TLSv1.2" / "TLSv1.3", HTTP/1.1 and HTTP/2; null on the plain
+port). The loop is the
 pass's."""
 
 import ssl
+import subprocess
 
 import pytest
 
@@ -50,8 +52,17 @@ def test_json_log_names_the_tls_version(pith, pki, tmp_path):
             assert r.status == 200 and c.sock.version() == version
     with http_raw.Conn(0, sock=plain_socket(s.http_port)) as c:
         assert c.exchange("GET", "/index.html?plain").status == 200
-    lines = {o["target"]: o for o in json_lines(log, 3)}
-    assert set(lines) == {"/index.html?TLSv1.2", "/index.html?TLSv1.3", "/index.html?plain"}, lines
+    # HTTP/2 over TLS (ALPN h2): its streams' lines name the version too.
+    p = subprocess.run(["curl", "-sS", "--http2", "--tlsv1.3", "--cacert", pki["ca"], "-o",
+                        "/dev/null", "-w", "%{http_version}",
+                        "https://localhost:%d/index.html?h2" % s.tls_port],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stdout == "2", (p.stdout, p.stderr)
+    lines = {o["target"]: o for o in json_lines(log, 4)}
+    assert set(lines) == {"/index.html?TLSv1.2", "/index.html?TLSv1.3", "/index.html?plain",
+                          "/index.html?h2"}, lines
+    assert lines["/index.html?h2"]["protocol"] == "HTTP/2.0"
+    assert lines["/index.html?h2"]["tls"] == "TLSv1.3"
     assert lines["/index.html?TLSv1.2"]["tls"] == "TLSv1.2"
     assert lines["/index.html?TLSv1.3"]["tls"] == "TLSv1.3"
     assert "tls" in lines["/index.html?plain"] and lines["/index.html?plain"]["tls"] is None

@@ -51,15 +51,16 @@ def test_start_line_names_both_urls_and_the_tls_path(tserver):
 def test_curl_fetches_byte_exact_over_tls(tserver, pki, docroot):
     big = open(os.path.join(docroot.root, "big.bin"), "rb").read()
     url = "https://localhost:%d/" % tserver.tls_port
-    p = subprocess.run(["curl", "-sS", "--cacert", pki["ca"], url + "big.bin"],
+    # --http1.1: the HTTP/1 data path over TLS (HTTP/2's is tests/test_h2.py)
+    p = subprocess.run(["curl", "-sS", "--http1.1", "--cacert", pki["ca"], url + "big.bin"],
                        stdout=subprocess.PIPE, timeout=30)
     assert p.returncode == 0
     assert hashlib.sha256(p.stdout).digest() == hashlib.sha256(big).digest()
     # A Range of the same file, and a HEAD: the userspace path's file records.
-    p = subprocess.run(["curl", "-sS", "--cacert", pki["ca"], "-r", "1000000-1100000",
+    p = subprocess.run(["curl", "-sS", "--http1.1", "--cacert", pki["ca"], "-r", "1000000-1100000",
                         url + "big.bin"], stdout=subprocess.PIPE, timeout=30)
     assert p.stdout == big[1000000:1100001]
-    p = subprocess.run(["curl", "-sSI", "--cacert", pki["ca"], url + "big.bin"],
+    p = subprocess.run(["curl", "-sSI", "--http1.1", "--cacert", pki["ca"], url + "big.bin"],
                        stdout=subprocess.PIPE, timeout=30)
     assert b"Content-Length: %d" % len(big) in p.stdout
 
@@ -217,10 +218,14 @@ def test_tls13_chacha20_and_tls12_ecdhe_aead(tserver):
 
 
 def test_alpn_answers_http11(tserver, pki):
+    """h2 is preferred where offered (issue 20, tests/test_h2.py); a client
+    offering http/1.1 alone gets it, and HTTP/1.1."""
     rc, out = s_client(tserver.tls_port, "-alpn", "h2,http/1.1")
+    assert "ALPN protocol: h2" in out, out
+    rc, out = s_client(tserver.tls_port, "-alpn", "http/1.1")
     assert "ALPN protocol: http/1.1" in out, out
     ctx = client_ctx(pki)
-    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    ctx.set_alpn_protocols(["http/1.1"])
     with tls_conn(tserver.tls_port, pki, ctx=ctx) as c:
         assert c.sock.selected_alpn_protocol() == "http/1.1"
         assert c.exchange("GET", "/index.html").status == 200

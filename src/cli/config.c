@@ -70,6 +70,8 @@ static const struct option options[] = {
     {"redirect-http", 0, false, K_REDIRECT_HTTP, SCOPE_SERVER},
     {"hsts", 0, true, K_HSTS, SCOPE_SERVER},
     {"timeout-handshake", 0, true, K_T_HANDSHAKE, SCOPE_SERVER},
+    {"http2", 0, true, K_HTTP2, SCOPE_SERVER},
+    {"h2-max-streams", 0, true, K_H2_MAX_STREAMS, SCOPE_SERVER},
 #endif
     {"site", 0, true, K_SITE, SCOPE_SERVER},
     {"config", 0, true, K_CONFIG, SCOPE_CMDLINE},
@@ -97,6 +99,8 @@ static const struct {
     {"timeout-handshake", "TLS needs OpenSSL"},
     {"hsts", "TLS needs OpenSSL"},
     {"redirect-http", "TLS needs OpenSSL"},
+    {"http2", "HTTP/2 needs nghttp2"},
+    {"h2-max-streams", "HTTP/2 needs nghttp2"},
     {"precompressed",
      "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
     {"auth", "basic auth needs libxcrypt"},
@@ -370,6 +374,13 @@ static enum config_verdict apply_tls_flag(struct parser *ps, const struct option
     case K_T_HANDSHAKE: ok = number(ps, o->name, v, 1, 3600, &c->timeout_handshake); break;
     case K_TLS_ONLY: c->tls_only = true; break;
     case K_REDIRECT_HTTP: c->redirect_http = true; break;
+    case K_HTTP2:
+        if (!span_eq_cstr(span_make(v, cstr_len(v)), "on") &&
+            !span_eq_cstr(span_make(v, cstr_len(v)), "off"))
+            return config_fail(ps, "--http2: '", v, "' is not on or off");
+        c->http2 = v[1] == 'n';
+        break;
+    case K_H2_MAX_STREAMS: ok = number(ps, o->name, v, 1, 1000, &c->h2_max_streams); break;
     default: break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
@@ -601,6 +612,8 @@ enum config_verdict config_apply(struct parser *ps, const struct option *o, cons
     case K_TLS_ONLY:
     case K_REDIRECT_HTTP:
     case K_HSTS:
+    case K_HTTP2:
+    case K_H2_MAX_STREAMS:
     case K_T_HANDSHAKE: /* pith-tiny refuses them before this (tiny_refused): not built there */
         return TLS_BUILT ? apply_tls_flag(ps, o, v) : CONFIG_USAGE;
     case K_SITE: return add_site(ps, v);
@@ -676,6 +689,8 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->grace = 10;
     c->unix_mode = 0666;
     c->tls_port = 8443;
+    c->http2 = true;
+    c->h2_max_streams = 100;
     c->timeout_handshake = 10;
 }
 
@@ -966,6 +981,8 @@ static void tls_settings(const struct config *cfg, struct settings *out)
     buf_put_u64(&hb, cfg->hsts);
     out->hsts_value[hb.len] = '\0';
     out->timeout_handshake = cfg->timeout_handshake;
+    out->http2 = cfg->http2;
+    out->h2_max_streams = cfg->h2_max_streams;
 }
 
 /* One site's settings from its options (the top level's where it named

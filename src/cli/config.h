@@ -112,6 +112,8 @@ struct config {
     bool tls_only, redirect_http;
     unsigned hsts;              /* seconds; 0: no header */
     unsigned timeout_handshake; /* default 10 */
+    bool http2;                 /* --http2 on|off (issue 20): default on */
+    unsigned h2_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS, default 100 */
     /* Sites (issue 22): the top level's settings, each site's, and the
      * order they are served in (serve[0] is the default site: the top
      * level when ROOT was given or there are no sites, else the first

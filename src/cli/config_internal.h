@@ -62,6 +62,8 @@ enum kind {
     K_REDIRECT_HTTP,
     K_HSTS,
     K_T_HANDSHAKE,
+    K_HTTP2, /* HTTP/2 (issue 20) */
+    K_H2_MAX_STREAMS,
     K_SITE, /* sites (issue 22) */
     K_CONFIG,
     K_DEFAULT,

@@ -20,6 +20,7 @@
 #include "server/auth.h"
 #include "server/clients.h"
 #include "server/filecache.h"
+#include "server/h2_conn.h"
 #include "server/lockdown.h"
 #include "server/log.h"
 #include "server/master.h"
@@ -277,6 +278,7 @@ static int check_reservations(const struct settings *set)
     size_t bytes = (size_t)set->max_conns * POOL_SLOT_SIZE + ((size_t)set->cache_size_mib << 20);
     if (set->ntls)
         bytes += tls_worker_reservation(set->max_conns); /* HTTPS: the TLS buffers */
+    bytes += h2_worker_reservation(set);                 /* HTTP/2: the stream slots */
     void *p = sys_map(bytes);
     if (p) {
         sys_unmap(p, bytes);

@@ -25,7 +25,11 @@
  * in release builds: a wrong index here would otherwise read or write out of
  * bounds (lighttpd's ck_assert has the same rule). */
 _Noreturn void pith_assert_fail(const char *file, int line, const char *expr);
+#ifdef PITH_ROUTER /* the router profile: a trap, without the file names and texts */
+#define PITH_ASSERT(e) ((e) ? (void)0 : __builtin_trap())
+#else
 #define PITH_ASSERT(e) ((e) ? (void)0 : pith_assert_fail(__FILE__, __LINE__, #e))
+#endif
 
 /* A run of bytes owned by someone else; never NUL-terminated by contract. */
 struct span {

@@ -14,9 +14,15 @@ struct mime_entry {
 };
 
 static const struct mime_entry table[] = {
+#ifdef PITH_ROUTER /* the router profile: the MIME_R entries only */
+#define MIME(ext, type)
+#else
 #define MIME(ext, type) {ext, type},
+#endif
+#define MIME_R(ext, type) {ext, type},
 #include "mime_list.h"
 #undef MIME
+#undef MIME_R
 };
 
 /* Byte-order compare of a[0..n) with the NUL-terminated b. */

@@ -28,19 +28,29 @@ static const struct status_reason reasons[] = {
     STATUS(206, "Partial Content"),
     STATUS(301, "Moved Permanently"),
     STATUS(304, "Not Modified"),
+#ifndef PITH_ROUTER                    /* the router profile never sends it */
     STATUS(308, "Permanent Redirect"), /* --redirect-http */
+#endif
     STATUS(400, "Bad Request"),
+#ifndef PITH_ROUTER              /* the router profile never sends it */
     STATUS(401, "Unauthorized"), /* basic auth (issue 22) */
+#endif
     STATUS(403, "Forbidden"),
     STATUS(404, "Not Found"),
     STATUS(405, "Method Not Allowed"),
+#ifndef PITH_ROUTER /* the router profile never sends it */
     STATUS(406, "Not Acceptable"),
+#endif
     STATUS(408, "Request Timeout"),
     STATUS(412, "Precondition Failed"),
     STATUS(414, "URI Too Long"),
     STATUS(416, "Range Not Satisfiable"),
+#ifndef PITH_ROUTER                     /* the router profile never sends it */
     STATUS(421, "Misdirected Request"), /* sites: another certificate's host (issue 22) */
-    STATUS(429, "Too Many Requests"),   /* basic auth: failures past the limit */
+#endif
+#ifndef PITH_ROUTER                   /* the router profile never sends it */
+    STATUS(429, "Too Many Requests"), /* basic auth: failures past the limit */
+#endif
     STATUS(431, "Request Header Fields Too Large"),
     STATUS(500, "Internal Server Error"),
     STATUS(501, "Not Implemented"),

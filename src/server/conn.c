@@ -20,6 +20,7 @@
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "server/client.h"
+#include "server/h2_conn.h"
 #include "server/handler.h"
 #include "server/reply.h"
 #include "server/stats.h"
@@ -86,46 +87,18 @@ static void request_begin(struct worker *w, struct conn *c)
     c->x = (struct exchange *)(void *)(c->slot + POOL_IN_SIZE);
     char *out = c->slot + POOL_IN_SIZE + POOL_EXCH_SIZE, *scratch = out + POOL_OUT_SIZE;
     exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
+    c->h2_possible = false; /* an HTTP/1 connection from its first request on */
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
     c->x->tls = c->tp != &transport_plain;
-    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1; /* sites: may c answer a host? */
+    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1;           /* sites: may c answer a host? */
+    c->x->tls_version = c->x->tls ? tls_conn_version(w, c) : NULL; /* the JSON log's "tls" */
 }
 
-/* The access-log line of the exchange, once: only a response that was
- * queued is logged, with the request as parsed (or "-"). */
+/* The access-log line of the exchange, once (exchange_log). */
 static void log_exchange(struct worker *w, struct conn *c)
 {
-    struct exchange *x = c->x;
-    if (!x || !x->active || x->status == 0)
-        return;
-    stats_request(w, x->status, x->method, x->head_sent + x->body_sent);
-    if (w->log.fd >= 0) {
-        if (c->peer.ss_family == AF_UNSPEC)
-            sys_peer_addr(c->fd, &c->peer); /* io_uring accepts do not report it */
-        struct sockaddr_storage real;
-        if (x->client_set)
-            client_addr_to(&x->client, 0, &real);
-        struct access_entry e = {
-            .peer = x->client_set ? &real : &c->peer,
-            .now = w->now_sec,
-            .method = x->method,
-            .target = x->target,
-            .referer = x->referer,
-            .user_agent = x->user_agent,
-            .minor = x->minor,
-            .encoding = x->encoding,
-            .status = x->status,
-            .bytes = x->body_sent,
-            .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
-            .tls_version = w->log.json ? tls_conn_version(w, c) : NULL,
-            .log_host = w->set->hosts.n > 0,
-            .authority = x->authority,
-            .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,
-        };
-        access_log_add(&w->log, &e, w->now_ms);
-    }
-    x->status = 0;
+    exchange_log(w, c->x, &c->peer, c->fd);
 }
 
 /* Before anything the exchange points into (the slot, a cache entry) can
@@ -151,6 +124,8 @@ void conn_accepted(struct worker *w, struct conn *c)
     if (!c->proxy_pending)
         client_count(w, c); /* --max-conns-per-client */
     c->proxy_missing = false;
+    c->h2_possible = H2_BUILT && w->set->http2;
+    c->h2 = NULL;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -182,6 +157,8 @@ void conn_close(struct worker *w, struct conn *c, enum close_reason why)
 void conn_free(struct worker *w, struct conn *c)
 {
     client_uncount(w, c);
+    if (c->h2)
+        h2_conn_free(w, c);
     if (c->x)
         exchange_release(w, c->x);
     release_slot(w, c);
@@ -358,6 +335,18 @@ static void process_input(struct worker *w, struct conn *c)
                 return;
             }
         }
+        if (c->h2_possible && !missing) {
+            /* HTTP/2: ALPN h2 on TLS, or the connection preface (RFC 9113 §3.4). */
+            enum h2_entry e = h2_entry_check(w, c, conn_in(c), c->in_len);
+            if (e == H2_ENTRY_MORE) {
+                c->tp->want_read(w, c);
+                return;
+            }
+            if (e == H2_ENTRY_YES) {
+                h2_conn_start(w, c);
+                return;
+            }
+        }
         long r = missing ? -400 : http_parse_request(conn_in(c), c->in_len, &w->req);
         if (r == HTTP_PARSE_AGAIN) {
             if (c->in_len < POOL_IN_SIZE) {
@@ -387,6 +376,8 @@ static void process_input(struct worker *w, struct conn *c)
 
 char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
+    if (c->h2 && c->state != CONN_LINGER)
+        return h2_conn_input_room(w, c, room);
     if (c->state == CONN_READ) {
         take_slot(w, c);
     } else if (c->state != CONN_WRITE || !c->slot) {
@@ -399,6 +390,10 @@ char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
 
 void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 {
+    if (c->h2 && c->state != CONN_LINGER) {
+        h2_conn_input_done(w, c, n);
+        return;
+    }
     switch (c->state) {
     case CONN_LINGER:
         /* Whatever the client still sends after our last response is
@@ -446,12 +441,20 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 
 void conn_writable(struct worker *w, struct conn *c)
 {
+    if (c->h2 && c->state != CONN_LINGER) {
+        h2_conn_writable(w, c);
+        return;
+    }
     if (c->state == CONN_WRITE && drive(w, c) == 1 && response_done(w, c))
         process_input(w, c);
 }
 
 void conn_sent(struct worker *w, struct conn *c, ssize_t n)
 {
+    if (c->h2 && c->state != CONN_LINGER) {
+        h2_conn_sent(w, c, n);
+        return;
+    }
     if (c->state != CONN_WRITE)
         return;
     if (n == -EAGAIN || n == -EINTR) {
@@ -473,6 +476,10 @@ void conn_on_timeout(struct worker *w, struct conn *c)
 {
     if (c->tp->timeout && c->tp->timeout(w, c))
         return; /* a stream that was never set up: nothing to answer */
+    if (c->h2 && c->state != CONN_LINGER) {
+        h2_conn_on_timeout(w, c);
+        return;
+    }
     /* A PROXY header that did not arrive whole is no HTTP request to
      * answer with a 408: the connection just closes. */
     if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out && !c->proxy_pending) {
@@ -506,6 +513,10 @@ void conn_on_timeout(struct worker *w, struct conn *c)
  * (response_done sees w->draining). */
 void conn_drain(struct worker *w, struct conn *c)
 {
+    if (c->h2 && c->state != CONN_LINGER) {
+        h2_conn_drain(w, c);
+        return;
+    }
     if (c->state == CONN_READ && c->in_len == 0)
         timer_arm(&w->wheel, &c->timer, w->now_ms + DRAIN_IDLE_MS);
 }

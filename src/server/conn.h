@@ -65,6 +65,11 @@ struct conn {
     uint64_t client_key;
     bool proxy_missing; /* the TLS port found no PROXY header: the first answer is 400 */
     struct sockaddr_storage peer;
+    /* Issue 20: HTTP/2 may still begin (no HTTP/1 request yet, --http2 on);
+     * once it has, the HTTP/2 connection (h2_conn.h) that owns c's input,
+     * output and timer, and every entry point below hands c to it. */
+    bool h2_possible;
+    struct h2_conn *h2;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };
 

@@ -9,6 +9,7 @@
 #include "core/bytes.h"
 #include "core/h1.h"
 #include "core/site.h"
+#include "server/client.h"
 #include "server/filecache.h"
 #include "server/server.h"
 #include "server/stats.h"
@@ -42,6 +43,7 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->client_set = false;
     x->started_us = 0;
     x->client_key = 0;
+    x->h2 = false;
 }
 
 /* The request's method, as the site options distinguish them. */
@@ -82,18 +84,26 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
         .date = span_make(w->date, DATE_IMF_LEN),
         .server = site->no_server_header ? (struct span){0} : SPAN_LIT(SERVER_NAME),
         .extra = span_make(extra, e.len),
-        .minor = x->minor,
-        .keep_alive = x->keep_alive,
+        .minor = x->h2 ? 1 : x->minor,
+        .keep_alive = x->keep_alive || x->h2,
     };
     struct h1_head h;
     struct buf b = exchange_out_room(x);
     h1_encode_head(&b, r, &cx, &h);
     PITH_ASSERT(!b.full);
     exchange_out_commit(x, b.len);
-    outq_push_head(&x->q, b.p, b.len);
-    outq_push_head(&x->q, h.block.p, h.block.n);
-    outq_push_head(&x->q, h.tail.p, h.tail.n);
-    x->q.chunked = h.chunked;
+    if (x->h2) {
+        /* HTTP/2 frames the body itself: the head stays here for HEADERS. */
+        x->h2_head[0] = span_make(b.p, b.len);
+        x->h2_head[1] = h.block;
+        x->h2_head[2] = h.tail;
+        x->q.chunked = false;
+    } else {
+        outq_push_head(&x->q, b.p, b.len);
+        outq_push_head(&x->q, h.block.p, h.block.n);
+        outq_push_head(&x->q, h.tail.p, h.tail.n);
+        x->q.chunked = h.chunked;
+    }
     x->status = r->status;
     x->body = h.body;
     x->close_after = h.close;
@@ -115,6 +125,39 @@ void exchange_body_source(struct exchange *x, const struct body_source *src)
 {
     x->src = src;
     x->src_finished = !x->body; /* HEAD: nothing to generate, only done() */
+}
+
+void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage *peer, int fd)
+{
+    if (!x || !x->active || x->status == 0)
+        return;
+    stats_request(w, x->status, x->method, x->head_sent + x->body_sent);
+    if (w->log.fd >= 0) {
+        if (peer->ss_family == AF_UNSPEC)
+            sys_peer_addr(fd, peer); /* io_uring accepts do not report it */
+        struct sockaddr_storage real;
+        if (x->client_set)
+            client_addr_to(&x->client, 0, &real);
+        struct access_entry e = {
+            .peer = x->client_set ? &real : peer,
+            .now = w->now_sec,
+            .method = x->method,
+            .target = x->target,
+            .referer = x->referer,
+            .user_agent = x->user_agent,
+            .minor = x->h2 ? 2 : x->minor,
+            .encoding = x->encoding,
+            .status = x->status,
+            .bytes = x->body_sent,
+            .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
+            .tls_version = x->tls_version,
+            .log_host = w->set->hosts.n > 0,
+            .authority = x->authority,
+            .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,
+        };
+        access_log_add(&w->log, &e, w->now_ms);
+    }
+    x->status = 0;
 }
 
 void exchange_release(struct worker *w, struct exchange *x)

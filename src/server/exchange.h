@@ -19,6 +19,7 @@
 #include "core/response.h"
 #include "server/outq.h"
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 struct worker;
@@ -31,13 +32,14 @@ struct exchange {
      * input, valid until the exchange ends. Empty when no request line was
      * parsed (a timeout, a malformed head). */
     struct span method, target, referer, user_agent;
-    int minor;            /* the request's HTTP/1.<minor> */
-    struct span encoding; /* the Content-Encoding sent (a constant), or empty */
-    bool head_only;       /* HEAD: the GET's head, no body */
-    bool keep_alive;      /* the request allows the connection to persist */
-    bool close;           /* the server ends the connection after this response */
-    bool tls;             /* over HTTPS (set by conn.c after exchange_begin) */
-    int tls_ctx;          /* ... with this certificate context (tls_conn_ctx); -1: plain */
+    int minor;               /* the request's HTTP/1.<minor> */
+    struct span encoding;    /* the Content-Encoding sent (a constant), or empty */
+    bool head_only;          /* HEAD: the GET's head, no body */
+    bool keep_alive;         /* the request allows the connection to persist */
+    bool close;              /* the server ends the connection after this response */
+    bool tls;                /* over HTTPS (set by conn.c after exchange_begin) */
+    int tls_ctx;             /* ... with this certificate context (tls_conn_ctx); -1: plain */
+    const char *tls_version; /* ... and this version (tls_conn_version, static); NULL: plain */
     /* The response */
     int status;       /* 0 until a head is queued */
     bool body;        /* the head promised a body (not HEAD, 204, 304) */
@@ -69,6 +71,12 @@ struct exchange {
     /* Issue 22: the client's key in the per-client counts (clients.h); 0
      * when it is not counted. */
     uint64_t client_key;
+    /* Issue 20: an HTTP/2 stream's exchange. exchange_reply() then keeps
+     * the head (its HTTP/1 form, in up to three pieces) for h2_stream.c to
+     * turn into HEADERS instead of queueing it, and never chunks the body:
+     * DATA frames and END_STREAM carry the framing. */
+    bool h2;
+    struct span h2_head[3];
 };
 
 /* Starts an exchange (resetting every field) with out_cap bytes at out for
@@ -105,6 +113,11 @@ static inline void exchange_out_clear(struct exchange *x)
 {
     x->out.len = 0;
 }
+
+/* The access-log line and the counts of x, once (only a response that was
+ * queued is logged); peer is the connection's address (asked of fd when
+ * the backend did not report it). */
+void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage *peer, int fd);
 
 /* Releases what the exchange holds (cache entry, descriptor, source) and
  * marks it ended. The memory its queue points to must no longer be read. */

@@ -44,7 +44,7 @@ struct access_entry {
     int64_t now; /* seconds since the epoch */
     struct span method, target, referer, user_agent;
     struct span encoding; /* the Content-Encoding sent (a precompressed variant); empty: identity */
-    int minor;
+    int minor;            /* HTTP/1.<minor>; 2: HTTP/2.0 */
     int status;
     uint64_t bytes;
     /* Sites (issue 22): with site names configured, every line says which

@@ -16,6 +16,7 @@
 #include "server/filecache.h"
 #include "server/stats.h"
 #include "server/worker.h"
+#include "sys/resolve.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -140,19 +141,5 @@ void reply_client_limit(struct worker *w, struct exchange *x)
 
 int reply_open_error_status(int err)
 {
-    switch (err) {
-    case -ENOENT:
-    case -ENOTDIR:
-    case -ENAMETOOLONG: return 404;
-    case -ELOOP: /* a symlink, not followed */
-    case -EXDEV: /* a followed link that leaves the root */
-    case -EACCES:
-    case -EPERM:
-    case -ENXIO: /* a socket file: open() refuses it */
-    case -ENODEV: return 403;
-    case -EMFILE:
-    case -ENFILE:
-    case -ENOMEM: return 503;
-    default: return 500;
-    }
+    return resolve_error_status(err);
 }

@@ -115,6 +115,8 @@ struct settings {
     unsigned hsts;                                  /* Strict-Transport-Security max-age; 0: none */
     char hsts_value[32];                            /* "max-age=N" */
     unsigned timeout_handshake;                     /* seconds for a whole TLS handshake */
+    bool http2;              /* HTTP/2 (issue 20): ALPN h2, h2c by prior knowledge */
+    unsigned h2_max_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS [1..1000] */
 
     /* ---- sites (issue 22; src/server/sites.c) ---- */
     unsigned nsites; /* at least 1 */

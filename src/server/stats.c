@@ -13,7 +13,13 @@
 #define STATS_NAME(name, text) text,
 static const char *const client_names[] = {STATS_CLIENT_LIST(STATS_NAME)};
 static const char *const auth_names[] = {STATS_AUTH_LIST(STATS_NAME)};
+static const char *const h2_goaway_names[] = {STATS_H2_GOAWAY_LIST(STATS_NAME)};
 #undef STATS_NAME
+
+const char *stats_h2_goaway_name(enum stats_h2_goaway e)
+{
+    return (unsigned)e < STATS_H2_GOAWAY_REASONS ? h2_goaway_names[e] : "?";
+}
 
 const char *stats_auth_name(enum stats_auth e)
 {

@@ -43,9 +43,17 @@
     X(STATS_AUTH_MISSING, "missing") /* none (or two): 401 */                                      \
     X(STATS_AUTH_LIMITED, "limited") /* too many failures: 429, not checked */
 
+/* The HTTP/2 GOAWAYs pith sent (issue 20), by error code. */
+#define STATS_H2_GOAWAY_LIST(X)                                                                    \
+    X(STATS_H2_GOAWAY_NO_ERROR, "no_error")                   /* idle timeout, drain */            \
+    X(STATS_H2_GOAWAY_PROTOCOL_ERROR, "protocol_error")       /* a broken peer */                  \
+    X(STATS_H2_GOAWAY_ENHANCE_YOUR_CALM, "enhance_your_calm") /* a flood */                        \
+    X(STATS_H2_GOAWAY_OTHER, "other")
+
 #define STATS_ENUM(name, text) name,
 enum stats_client { STATS_CLIENT_LIST(STATS_ENUM) STATS_CLIENT_EVENTS };
 enum stats_auth { STATS_AUTH_LIST(STATS_ENUM) STATS_AUTH_RESULTS };
+enum stats_h2_goaway { STATS_H2_GOAWAY_LIST(STATS_ENUM) STATS_H2_GOAWAY_REASONS };
 #undef STATS_ENUM
 
 struct stats_worker {
@@ -60,6 +68,10 @@ struct stats_worker {
     /* HTTPS (tls.c; status.c's put_tls()): handshakes by result, plain
      * HTTP requests on the TLS port, connections by data path. */
     uint64_t tls_handshakes, tls_failed, tls_plain_http, tls_ktls, tls_userspace;
+    /* HTTP/2 (issue 20; h2_conn.c, h2_stream.c): connections, streams,
+     * responses, RST_STREAMs each way, glitches, GOAWAYs sent by code. */
+    uint64_t h2_conns, h2_streams, h2_responses, h2_resets_recv, h2_resets_sent, h2_glitches;
+    uint64_t h2_goaways[STATS_H2_GOAWAY_REASONS];
     uint64_t client_limited; /* 503s for clients over --max-conns-per-client (issue 22) */
     uint64_t auth[STATS_AUTH_RESULTS];
     /* Responses per site (issue 22), by index in settings.sites[]. */
@@ -99,5 +111,6 @@ void stats_request(struct worker *w, int status, struct span method, uint64_t by
 /* The metric names of the client events and auth results, for status.c. */
 const char *stats_client_name(enum stats_client e);
 const char *stats_auth_name(enum stats_auth e);
+const char *stats_h2_goaway_name(enum stats_h2_goaway e);
 
 #endif

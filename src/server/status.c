@@ -134,6 +134,26 @@ static void put_tls(const struct server *srv, struct buf *b)
 
 /* Responses per site, labelled with the site's first name (or "default"):
  * a label set fixed at start, never a value from a request. */
+/* HTTP/2 (issue 20): present in every build, zero where it is off. */
+static void put_h2(const struct server *srv, struct buf *b)
+{
+    metric_head(b, "pith_h2_connections_total", "counter", "Connections that spoke HTTP/2.");
+    metric(b, "pith_h2_connections_total", NULL, SUM(srv, h2_conns));
+    metric_head(b, "pith_h2_streams_total", "counter", "HTTP/2 streams opened by clients.");
+    metric(b, "pith_h2_streams_total", NULL, SUM(srv, h2_streams));
+    metric_head(b, "pith_h2_resets_total", "counter",
+                "HTTP/2 RST_STREAM frames, by who sent them.");
+    metric1(b, "pith_h2_resets_total", "by", "client", SUM(srv, h2_resets_recv));
+    metric1(b, "pith_h2_resets_total", "by", "server", SUM(srv, h2_resets_sent));
+    metric_head(b, "pith_h2_glitches_total", "counter",
+                "HTTP/2 frames that did no work (empty DATA, PRIORITY, unknown, malformed).");
+    metric(b, "pith_h2_glitches_total", NULL, SUM(srv, h2_glitches));
+    metric_head(b, "pith_h2_goaways_total", "counter", "HTTP/2 GOAWAY frames sent, by error code.");
+    for (unsigned r = 0; r < STATS_H2_GOAWAY_REASONS; r++)
+        metric1(b, "pith_h2_goaways_total", "code", stats_h2_goaway_name((enum stats_h2_goaway)r),
+                SUM(srv, h2_goaways[r]));
+}
+
 static void put_sites(const struct server *srv, struct buf *b)
 {
     metric_head(b, "pith_site_requests_total", "counter",
@@ -181,6 +201,7 @@ void status_metrics(const struct server *srv, struct buf *b)
         metric1(b, "pith_client_address_total", "decision", stats_client_name((enum stats_client)e),
                 SUM(srv, client[e]));
     put_tls(srv, b);
+    put_h2(srv, b);
     put_sites(srv, b);
     metric_head(b, "pith_client_limit_total", "counter",
                 "Connections answered 503 for a client over --max-conns-per-client.");

@@ -668,6 +668,16 @@ int tls_conn_ctx(const struct worker *w, const struct conn *c)
     return c->tp == &transport_tls ? w->tls->tc[c - w->conns].ctx : -1;
 }
 
+bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c)
+{
+    if (c->tp != &transport_tls || !w->tls->tc[c - w->conns].ssl)
+        return false;
+    const unsigned char *p;
+    unsigned n;
+    SSL_get0_alpn_selected(w->tls->tc[c - w->conns].ssl, &p, &n);
+    return n == 2 && p[0] == 'h' && p[1] == '2';
+}
+
 bool tls_has_ready(const struct worker *w)
 {
     return w->tls && w->tls->nready;

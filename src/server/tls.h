@@ -95,6 +95,8 @@ void tls_server_forget(struct tls_server *ts);
  * site (sites.h). */
 int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host);
 int tls_conn_ctx(const struct worker *w, const struct conn *c);
+/* Whether the handshake of c chose ALPN "h2" (issue 20). */
+bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c);
 
 /* The TLS version of connection c ("TLSv1.3", a static string: the JSON
  * access log's "tls"), or NULL when c is not TLS or still in its handshake. */

@@ -92,14 +92,19 @@ static void set_err(char *err, size_t cap, const char *flag, const char *file, c
 static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned inlen, void *arg)
 {
-    (void)s;
     (void)arg;
-    /* The server's list, in its order of preference: "h2" goes first here
-     * once HTTP/2 exists. */
-    static const unsigned char ours[] = "\x08http/1.1";
+    /* The server's list, in its order of preference: h2 first (issue 20)
+     * unless --http2 off; a client that offers only http/1.1 gets it. */
+    static const unsigned char both[] = "\x02h2\x08http/1.1";
+    const unsigned char *ours = both + 3;
+    unsigned ours_len = sizeof both - 1 - 3;
+    const struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
+    if (ts && ts->set->http2) {
+        ours = both;
+        ours_len = sizeof both - 1;
+    }
     unsigned char *sel;
-    if (SSL_select_next_proto(&sel, outlen, ours, sizeof ours - 1, in, inlen) !=
-        OPENSSL_NPN_NEGOTIATED)
+    if (SSL_select_next_proto(&sel, outlen, ours, ours_len, in, inlen) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK; /* no common protocol: go on without ALPN */
     *out = sel;
     return SSL_TLSEXT_ERR_OK;

@@ -91,6 +91,11 @@ static inline int tls_choose_ctx(const struct tls_server *ts, unsigned site, con
     (void)ts, (void)site, (void)host;
     return 0;
 }
+static inline bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c)
+{
+    (void)w, (void)c;
+    return false;
+}
 static inline int tls_conn_ctx(const struct worker *w, const struct conn *c)
 {
     (void)w, (void)c;

@@ -23,6 +23,7 @@
 
 #include "core/bytes.h"
 #include "server/conn.h"
+#include "server/h2_conn.h"
 #include "server/lockdown.h"
 #include "server/stats.h"
 #include "server/tls.h"
@@ -238,7 +239,8 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     w->tls_listen_fd = srv->tls ? srv->tls_listen_fds[index] : -1;
     w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
-    if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0)) {
+    if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0) ||
+        h2_worker_init(w) < 0) {
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
@@ -345,6 +347,7 @@ int worker_run(const struct server *srv, unsigned index)
     run_loop(w);
     access_log_flush(&w->log);
     tls_worker_exit(w);
+    h2_worker_exit(w);
     if (!w->set->quiet) {
         report_closes(w);
         tls_worker_report(w);

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 struct stats_worker;
+struct h2_worker;
 struct auth_worker;
 
 struct worker {
@@ -34,6 +35,7 @@ struct worker {
     int listen_fd;
     int tls_listen_fd;      /* HTTPS (issue 10): -1 without */
     struct tls_worker *tls; /* the TLS connections' state; NULL without HTTPS */
+    struct h2_worker *h2;   /* HTTP/2's state (h2_internal.h); NULL with --http2 off */
     int epfd;               /* the epoll backend's set */
     int sigfd;              /* TERM, INT, HUP, USR1 */
     bool listening;         /* accepting new connections */

@@ -242,3 +242,22 @@ int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resol
     sys_close(fd);
     return r;
 }
+
+int resolve_error_status(int err)
+{
+    switch (err) {
+    case -ENOENT:
+    case -ENOTDIR:
+    case -ENAMETOOLONG: return 404;
+    case -ELOOP: /* a symlink, not followed */
+    case -EXDEV: /* a followed link that leaves the root */
+    case -EACCES:
+    case -EPERM:
+    case -ENXIO: /* a socket file: open() refuses it */
+    case -ENODEV: return 403;
+    case -EMFILE:
+    case -ENFILE:
+    case -ENOMEM: return 503;
+    default: return 500;
+    }
+}

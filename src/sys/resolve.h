@@ -48,4 +48,10 @@ int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resol
 int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
                  struct sys_stat *st);
 
+/* The protocol contract's status for a failed open or stat beneath the root
+ * (docs/DESIGN.md §2): 404 for what names no file, 403 for what may not be
+ * served, 503 for exhausted descriptors or memory, else 500. One map for
+ * the full build's handler and the router profile's. */
+int resolve_error_status(int err);
+
 #endif

@@ -1,0 +1,324 @@
+# SPDX-License-Identifier: MIT
+"""HTTP/2 against hostile peers (issue 20), each case naming its CVE: the
+attacker's connection ends with the fitting GOAWAY (or its cost stays
+bounded until the send timeout ends it), another client is served during
+the attack, and the worker's descriptors come back. Also the deadlines
+(a preface and silence, an idle connection, a zero window) and the graceful
+drain. h2c and TLS, on whichever loop PITH_IO names. Frames are built by
+hand (h2util.py)."""
+
+import os
+import signal
+import struct
+import threading
+import time
+
+import pytest
+
+from conftest import PITH_BIN, settled_fd_count, tls_pki
+from h2util import (STREAM_CLOSED, CONTINUATION, plain_conn, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
+                    HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
+                    frame, request_fields, rst_stream, settings_frame, window_update)
+
+pytestmark = pytest.mark.full_only("HTTP/2")
+
+
+@pytest.fixture(scope="module")
+def srv(pith_module):
+    cert, key = tls_pki()["ecdsa"]
+    return pith_module("--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
+                       "--timeout-send", "2", "--timeout-header", "2", "--timeout-keepalive", "2")
+
+
+@pytest.fixture(params=["h2c", "tls"])
+def connect(request, srv):
+    def make(**kw):
+        if request.param == "tls":
+            return H2(srv.tls_port, tls=tls_pki()["ca"], **kw)
+        return H2(srv.http_port, **kw)
+    return make
+
+
+def served(connect, path="/index.html", method="GET"):
+    """Another client gets its answer at once (within 2 s)."""
+    t = time.monotonic()
+    with connect() as h:
+        r = h.request(path, method=method, timeout=2)
+        assert r.status == 200 and time.monotonic() - t < 2, r
+
+
+# ASan keeps freed memory in quarantine (nghttp2 allocates a record per
+# frame it queues), so its RSS says nothing about what pith holds.
+ASAN = "asan" in os.path.basename(PITH_BIN)
+
+
+def rss_kib(pid):
+    if ASAN:
+        return 0
+    with open("/proc/%d/status" % pid) as f:
+        return int(next(l for l in f if l.startswith("VmRSS:")).split()[1])
+
+
+def ended_with(h, code, timeout=10):
+    g = h.wait_goaway(timeout)
+    assert g is not None, "no GOAWAY (eof=%s)" % h.eof
+    assert g[1] == code, g
+    assert h.wait_closed(timeout)
+    return g
+
+
+def test_rapid_reset_cve_2023_44487(connect, srv):
+    """HEADERS then RST_STREAM, over and over: GOAWAY(ENHANCE_YOUR_CALM)
+    once resets outrun completed responses by pith's budget (100), long
+    before nghttp2's own rate limit (a burst of 1000)."""
+    pid = srv.worker()
+    served(connect, "/big.bin", "HEAD")  # cached: its descriptor stays open
+    before = settled_fd_count(pid)
+    with connect() as h:
+        burst = b""
+        for i in range(600):
+            sid = 2 * i + 1
+            burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                           h.block(request_fields("/big.bin"))) + rst_stream(sid)
+        h.send(burst)
+        served(connect)
+        last, _ = ended_with(h, ENHANCE_YOUR_CALM)
+        assert last < 2 * 200, last
+    assert settled_fd_count(pid) == before  # every reset stream's file went
+
+
+def test_continuation_flood_cve_2024_28182(connect):
+    """HEADERS without END_HEADERS, then CONTINUATION after CONTINUATION:
+    nghttp2's max_continuations (8) ends the connection."""
+    with connect() as h:
+        h.send(frame(HEADERS, 0, 1, h.block(request_fields("/"))))
+        for i in range(40):
+            h.send(frame(CONTINUATION, 0, 1, h.block([("x-c%d" % i, "v" * 50)])))
+        ended_with(h, ENHANCE_YOUR_CALM)
+        served(connect)
+
+
+def test_empty_data_flood_cve_2019_9518(connect):
+    with connect() as h:
+        sid = h.send_headers(request_fields("/index.html", "POST"), end_stream=False)
+        h.send(frame(DATA, 0, sid) * 1500)
+        served(connect)
+        ended_with(h, ENHANCE_YOUR_CALM)
+
+
+def test_priority_flood(connect):
+    """PRIORITY frames (RFC 7540 priorities are off: no work) count."""
+    with connect() as h:
+        h.send(b"".join(frame(PRIORITY, 0, 2 * i + 1, struct.pack(">IB", 0, 16))
+                        for i in range(1500)))
+        served(connect)
+        ended_with(h, ENHANCE_YOUR_CALM)
+
+
+def test_unknown_frame_flood(connect):
+    with connect() as h:
+        h.send(frame(0xFA, 0, 0, b"junk") * 1500)
+        served(connect)
+        ended_with(h, ENHANCE_YOUR_CALM)
+
+
+def test_a_few_glitches_are_fine(connect):
+    with connect() as h:
+        h.send(frame(0xFA, 0, 0, b"junk") * 20 + frame(PRIORITY, 0, 3, struct.pack(">IB", 0, 16)))
+        assert h.request("/index.html").status == 200
+
+
+def test_lower_stream_id_is_a_connection_error(connect):
+    """nghttp2 would ignore it silently (nghttp2#1300): RFC 9113 §5.1.1."""
+    with connect() as h:
+        assert h.request("/index.html").status == 200  # stream 1
+        h.send_headers(request_fields("/index.html"), stream=5)
+        h.wait(5)
+        h.send_headers(request_fields("/index.html"), stream=3)
+        ended_with(h, PROTOCOL_ERROR)
+
+
+def flood_without_reading(connect, payload, count):
+    """Sends count copies of payload and never reads; True when the server
+    ended the connection (the send fails, or EOF comes)."""
+    h = connect(rcvbuf=4096)
+    done = threading.Event()
+
+    def blast():
+        try:
+            for _ in range(count // 1000):
+                h.send(payload * 1000, strict=True)
+        except OSError:
+            pass
+        done.set()
+
+    t = threading.Thread(target=blast, daemon=True)
+    t.start()
+    served(connect)
+    return h, t, done
+
+
+@pytest.mark.parametrize("what", ["ping", "settings"])
+def test_ack_flood_without_reading_cve_2019_9512_9515(connect, srv, what):
+    """PING or SETTINGS frames while the client reads nothing: pith stops
+    reading while its output waits, nghttp2's max_outbound_ack (1000) ends
+    the session, or the send timeout (2 s) does; the worker's memory stays."""
+    pid = srv.worker()
+    rss = rss_kib(pid)
+    payload = frame(PING, 0, 0, b"12345678") if what == "ping" else settings_frame([(4, 65535)])
+    h, t, done = flood_without_reading(connect, payload, 200000)
+    t.join(15)
+    assert done.is_set(), "the server kept taking the flood"
+    assert h.wait_closed(10)
+    h.close()
+    assert rss_kib(pid) - rss < 8 * 1024
+    served(connect)
+
+
+def test_zero_window_cve_2019_9517(connect, srv):
+    """A window of 0 forever, with streams open: the deadline ends it."""
+    pid = srv.worker()
+    served(connect, "/big.bin", "HEAD")
+    before = settled_fd_count(pid)
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)]) as h:
+        for _ in range(10):
+            h.send_headers(request_fields("/big.bin"))
+        t = time.monotonic()
+        served(connect)
+        assert h.wait_closed(10) and time.monotonic() - t < 6
+    assert settled_fd_count(pid) == before
+
+
+def test_reader_that_stops_costs_the_bound(connect, srv):
+    """Huge windows and a client that stops reading: what waits is the
+    socket's buffer and pith's 32 KiB, not the file (32 MiB); the send
+    timeout (2 s) ends it."""
+    pid = srv.worker()
+    rss = rss_kib(pid)
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 2**31 - 1)], window=2**31 - 2**16 - 1,
+                 rcvbuf=4096) as h:
+        h.send_headers(request_fields("/huge.bin"))
+        time.sleep(0.5)
+        assert rss_kib(pid) - rss < 4 * 1024
+        served(connect)
+        t = time.monotonic()
+        h.sock.settimeout(0.2)
+        deadline = t + 10
+        while time.monotonic() < deadline:  # drain slowly once the timeout passed
+            if time.monotonic() - t > 3 and h.read_frame(0.05) is None and h.eof:
+                break
+            time.sleep(0.05)
+        assert h.eof, "the send timeout did not end a stalled reader"
+
+
+def test_preface_then_silence(connect):
+    with connect() as h:
+        t = time.monotonic()
+        g = h.wait_goaway(6)
+        assert g == (0, NO_ERROR) and h.wait_closed(3)
+        assert 1.5 < time.monotonic() - t < 5
+
+
+def test_idle_after_a_request(connect):
+    with connect() as h:
+        assert h.request("/index.html").status == 200
+        t = time.monotonic()
+        assert h.wait_goaway(6) == (1, NO_ERROR) and h.wait_closed(3)
+        assert 1.5 < time.monotonic() - t < 5
+
+
+def test_part_of_a_preface_then_silence(srv):
+    """Only HTTP/1's header deadline knows it: closed."""
+    with plain_conn(srv.http_port) as c:
+        c.send(b"PRI * HTTP/2.0\r\n")
+        assert c.wait_closed(6)
+
+
+def test_graceful_drain(pith, docroot):
+    """SIGTERM mid-download: GOAWAY(NO_ERROR) naming the stream, which then
+    finishes; then the connection closes."""
+    s = pith("--grace", "10")
+    with H2(s.http_port, auto_window=False) as h:
+        sid = h.send_headers(request_fields("/big.bin"))
+        deadline = time.monotonic() + 5
+        while len(h.responses.get(sid).body if sid in h.responses else b"") < 65535:
+            assert h.read_frame(max(0.01, deadline - time.monotonic()))
+        s.signal(signal.SIGTERM)
+        assert h.wait_goaway(5) == (sid, NO_ERROR)
+        h.auto_window = True
+        h.send(window_update(0, 2**30) + window_update(sid, 2**30))
+        r = h.wait(sid, timeout=20)
+        assert r.body == docroot.files["big.bin"]
+        assert h.wait_closed(5)
+    assert s.wait_exit(10) == 0
+
+
+@pytest.mark.parametrize("provoke", ["malformed", "content_length"])
+def test_made_you_reset_cve_2025_8671(connect, provoke):
+    """Streams the server is provoked into resetting (a malformed request, a
+    content-length its DATA disagrees with) spend the reset budget like the
+    client's own resets: GOAWAY(ENHANCE_YOUR_CALM) after about 100."""
+    with connect() as h:
+        burst = b""
+        for i in range(300):
+            sid = 2 * i + 1
+            if provoke == "malformed":
+                burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                               h.block(request_fields("/", extra=[("connection", "x")])))
+            else:
+                burst += frame(HEADERS, END_HEADERS, sid, h.block(request_fields(
+                    "/index.html", "POST", extra=[("content-length", "10")])))
+                burst += frame(DATA, END_STREAM, sid, b"x")
+        h.send(burst)
+        served(connect)
+        last, _ = ended_with(h, ENHANCE_YOUR_CALM)
+        assert last < 2 * 200, last
+
+
+@pytest.mark.parametrize("provoke", ["window_update_0", "data_after_end_stream"])
+def test_provocations_nghttp2_ends_at_once(connect, provoke):
+    """What nghttp2 1.52 answers with a connection error (a WINDOW_UPDATE of
+    0 on a stream, DATA after END_STREAM): the first one ends the attack."""
+    with connect() as h:
+        burst = b""
+        for i in range(50):
+            sid = 2 * i + 1
+            burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                           h.block(request_fields("/big.bin")))
+            burst += (window_update(sid, 0) if provoke == "window_update_0"
+                      else frame(DATA, 0, sid, b"x"))
+        h.send(burst)
+        g = h.wait_goaway()
+        assert g is not None and g[0] == 1 and g[1] in (PROTOCOL_ERROR, STREAM_CLOSED), g
+        assert h.wait_closed()
+        served(connect)
+
+
+def test_random_frames_leave_the_worker_standing(connect, srv):
+    """Not a fuzzer (the glue needs the whole server): seeded random frame
+    sequences, some with valid header blocks, on 150 connections. The
+    worker survives (the fixture fails the test on a worker death or a
+    sanitizer report in pith-asan), serves on, and its descriptors return."""
+    import random
+    rnd = random.Random(20)
+    pid = srv.worker()
+    served(connect, "/big.bin", "HEAD")
+    before = settled_fd_count(pid)
+    for n in range(150):
+        with connect() as h:
+            out = b""
+            for _ in range(rnd.randrange(1, 30)):
+                t = rnd.choice([DATA, HEADERS, PRIORITY, 3, 4, 5, PING, GOAWAY, 8, CONTINUATION,
+                                0x10, 0xFA])
+                sid = rnd.choice([0, 1, 3, 5, 2, 2**31 + 1, rnd.randrange(2**32)])
+                if t == HEADERS and rnd.random() < 0.6:
+                    payload = h.block(request_fields(rnd.choice(["/", "/big.bin", "/noindex/",
+                                                                 "/1k.bin", "*", "/../x"])))
+                else:
+                    payload = bytes(rnd.randrange(256) for _ in range(rnd.choice([0, 1, 4, 5,
+                                                                                   8, 9, 40])))
+                out += frame(t, rnd.randrange(256), sid, payload)
+            h.send(out)
+            h.wait_closed(0.05 if n % 10 else 1)
+    served(connect)
+    assert settled_fd_count(pid, timeout=15) == before
