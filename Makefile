@@ -345,20 +345,23 @@ test-asan: pith-asan
 # each. So the passes run one after another, and fuzz-smoke after them, its
 # targets two at a time (one per core). scripts/deps first installs (as root)
 # or names (otherwise) the Debian packages all this needs.
+STEP = scripts/step
 check:
 	scripts/deps check
-	$(MAKE) all core-freestanding unit asan fuzz tiny cross
-	$(MAKE) test
-	$(MAKE) test-tls
-	$(MAKE) test-asan
-	$(MAKE) package-check
-	$(MAKE) test-tiny
-	$(MAKE) test-cross
-	$(MAKE) test-arm64-kernel
-	$(MAKE) size-tiny
-	$(MAKE) test-testssl
-	$(MAKE) -j2 fuzz-smoke
-	$(MAKE) format-check
+	$(STEP) build $(MAKE) all core-freestanding unit asan fuzz tiny cross router
+	$(STEP) test $(MAKE) test
+	$(STEP) test-tls $(MAKE) test-tls
+	$(STEP) test-asan $(MAKE) test-asan
+	$(STEP) package-check $(MAKE) package-check
+	$(STEP) test-tiny $(MAKE) test-tiny
+	$(STEP) test-router $(MAKE) test-router
+	$(STEP) test-cross $(MAKE) test-cross
+	$(STEP) test-router-cross $(MAKE) test-router-cross
+	$(STEP) test-arm64-kernel $(MAKE) test-arm64-kernel
+	$(STEP) size-tiny $(MAKE) size-tiny
+	$(STEP) test-testssl $(MAKE) test-testssl
+	$(STEP) fuzz-smoke $(MAKE) -j2 fuzz-smoke
+	$(STEP) format-check $(MAKE) format-check
 	@echo "make check: all passed"
 
 # --- HTTPS test rigs (issue 10) -----------------------------------------------------------
