@@ -57,7 +57,7 @@ def test_json_is_exact_on_hostile_input(pith, tmp_path, docroot):
     assert c["status"] == 400 and c["method"] is None and c["target"] is None
     assert c["protocol"] is None
     assert set(a) == {"time", "remote_addr", "method", "target", "protocol", "status", "bytes",
-                      "referer", "user_agent", "duration_us", "encoding"}
+                      "referer", "user_agent", "duration_us", "encoding", "tls"}
 
 
 def test_json_duration_counts_the_response(pith, tmp_path):

@@ -132,6 +132,13 @@ def test_status_requests_are_parsed_strictly(pith):
     assert status_get(sp, "/healthz", method="HEAD").body == b""
     assert status_get(sp, "/metrics?x=1").status == 200
     assert status_get(sp, "/").status == 404
+    # The two paths exactly (a query aside): nothing that merely starts or
+    # ends like them.
+    for path, want in (("/metrics", 200), ("/metrics?", 200), ("/healthz?probe=1", 200),
+                       ("/metricsX", 404), ("/metrics/", 404), ("/metrics.txt", 404),
+                       ("/healthzz", 404), ("/healthz/", 404), ("/Healthz", 404),
+                       ("//metrics", 404), ("/x/metrics", 404), ("/healthz#", 404)):
+        assert status_get(sp, path).status == want, path
     r = status_get(sp, "/metrics", method="POST")
     assert r.status == 405 and r["Allow"] == "GET, HEAD"
     for bad in (b"GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n",  # space before the colon

@@ -19,6 +19,10 @@
  * - A variant is "up to date" when its mtime equals F's to the nanosecond;
  *   anything else (older, or newer because F was replaced by an older copy)
  *   is redone, so a second run writes nothing.
+ * - F is stat'ed again after it was read and before each variant is renamed
+ *   into place: a file that changed (inode, size, mtime) gets no variant,
+ *   since one of its old bytes would carry the old mtime and look current.
+ * - Temporary files a killed run left are removed once 10 minutes old.
  * - A variant is kept only when at least 5% smaller than F; a stale one that
  *   no longer pays is removed, since the server might otherwise serve it.
  */

@@ -21,6 +21,7 @@
 #define QUEUE_MAX   64  /* bounds the directory descriptors held by queued files */
 #define JOBS_MAX    256
 #define REDRAW_NSEC 100000000L /* 10 redraws a second */
+#define TMP_STALE_S 600        /* a temporary file untouched this long was left by a crash */
 
 struct options {
     enum codec_level level;
@@ -71,6 +72,7 @@ struct run {
     bool bar_shown;
     struct timespec start, last_draw;
     atomic_uint tmp_seq;
+    long tmp_stale_s; /* TMP_STALE_S, or PITH_COMPRESS_TMP_STALE_S (tests) */
 };
 
 /* Set by SIGINT/SIGTERM: the walk stops queueing, queued files are dropped,

@@ -135,9 +135,30 @@ static int write_variant(struct run *r, int dirfd, const char *vname, const unsi
 
 /* --- one file ---------------------------------------------------------------------- */
 
+/* Whether F (then st) is another file or has other bytes now: a new inode
+ * (replaced by a rename), size or mtime. A variant made from bytes read
+ * while F changed would get the mtime of before the read, which marks it
+ * current for bytes F no longer holds, so it is never written. */
+static bool changed_since(const struct item *it, const struct stat *st)
+{
+    struct stat now;
+    return fstatat(it->dir->fd, it->name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+           now.st_ino != st->st_ino || now.st_dev != st->st_dev || now.st_size != st->st_size ||
+           !same_mtime(&now, st);
+}
+
+static void report_changed(struct run *r, const struct item *it)
+{
+    pthread_mutex_lock(&r->mu);
+    compress_error(r, it->dir->rel, it->name,
+                   "changed while it was compressed: no variant written (run again)");
+    pthread_mutex_unlock(&r->mu);
+}
+
 struct outcome {
     size_t size[CODEC_COUNT];
     bool kept[CODEC_COUNT];
+    bool changed; /* F changed while it was read or compressed: nothing more is written */
 };
 
 /* Reads the whole file into memory. Returns the buffer (caller frees) and its
@@ -186,6 +207,11 @@ static void do_codec(struct run *r, struct codec_state *cs, const struct item *i
     out->size[c] = zlen;
     const char *step = NULL;
     int e = 0;
+    if (changed_since(it, st)) {
+        free(z);
+        out->changed = true;
+        return;
+    }
     if ((uint64_t)zlen * 100 <= (uint64_t)n * (100 - MIN_SAVING)) {
         out->kept[c] = true;
         e = write_variant(r, it->dir->out_fd, vname, z, zlen, st, &step);
@@ -224,7 +250,7 @@ static void print_file_line(const struct item *it, size_t n, const struct outcom
 
 static void do_file(struct run *r, struct codec_state *cs, const struct item *it)
 {
-    struct outcome out = {{0}, {0}};
+    struct outcome out = {{0}, {0}, false};
     enum codec_kind kind;
     const char *step = "cannot open";
     struct stat st;
@@ -243,6 +269,14 @@ static void do_file(struct run *r, struct codec_state *cs, const struct item *it
         in = read_file(fd, (size_t)st.st_size, &n, &err, &step);
     if (fd >= 0)
         close(fd);
+    if (in && (n != (size_t)st.st_size || changed_since(it, &st))) {
+        free(in);
+        report_changed(r, it);
+        pthread_mutex_lock(&r->mu);
+        r->done_files++;
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
     if (!in) {
         pthread_mutex_lock(&r->mu);
         compress_error(r, it->dir->rel, it->name, "%s: %s", step, strerror(-err));
@@ -250,10 +284,24 @@ static void do_file(struct run *r, struct codec_state *cs, const struct item *it
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    for (int c = 0; c < CODEC_COUNT; c++)
+    for (int c = 0; c < CODEC_COUNT && !out.changed; c++)
         if (it->todo & (1u << c))
             do_codec(r, cs, it, c, kind, in, n, &st, &out);
     free(in);
+    if (out.changed) {
+        /* Those written before the change was seen hold the old bytes. */
+        for (int c = 0; c < CODEC_COUNT; c++) {
+            char vname[NAME_MAX + 8];
+            snprintf(vname, sizeof vname, "%s%s", it->name, codec_suffix(c));
+            if (out.kept[c])
+                unlinkat(it->dir->out_fd, vname, 0);
+        }
+        report_changed(r, it);
+        pthread_mutex_lock(&r->mu);
+        r->done_files++;
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
     pthread_mutex_lock(&r->mu);
     r->compressed++;
     r->done_files++;
@@ -564,6 +612,58 @@ static struct dir *open_child(struct run *r, struct dir *parent, const char *nam
     return d;
 }
 
+/* A temporary file of write_variant()'s: ".pith-compress-PID-SEQ.tmp". */
+static bool is_tmp_name(const char *name)
+{
+    static const char prefix[] = ".pith-compress-", suffix[] = ".tmp";
+    size_t n = strlen(name);
+    return n > sizeof prefix - 1 + sizeof suffix - 1 &&
+           memcmp(name, prefix, sizeof prefix - 1) == 0 &&
+           strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+/* Removes the temporary files a crashed or killed run left in d's variant
+ * directory (names: its listing). A run in flight changes its file's
+ * status (write, fchmod, futimens) within seconds, so one whose ctime is
+ * older than TMP_STALE_S (PITH_COMPRESS_TMP_STALE_S in tests; the mtime
+ * is F's, so says nothing) belongs to nobody. The server never serves them
+ * (dotfiles). Only the walker calls it, in the second pass. */
+static void remove_stale_tmps(struct run *r, struct dir *d, char **names, int n)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (!is_tmp_name(names[i]) || fstatat(d->out_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || now.tv_sec - st.st_ctim.tv_sec < r->tmp_stale_s)
+            continue;
+        int e = r->opt.dry_run || unlinkat(d->out_fd, names[i], 0) == 0 ? 0 : errno;
+        pthread_mutex_lock(&r->mu);
+        if (e)
+            compress_error(r, d->rel, names[i], "cannot remove it (a stale temporary file): %s",
+                           strerror(e));
+        else {
+            if (r->opt.dry_run || !r->tty)
+                printf("%s %s%s (a temporary file an interrupted run left)\n",
+                       r->opt.dry_run ? "would remove" : "removed", d->rel, names[i]);
+            r->pruned++;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* The variant directory's stale temporary files, when it is not d itself
+ * (--out): its own listing. */
+static void remove_stale_tmps_out(struct run *r, struct dir *d)
+{
+    char **names;
+    int n = list_dir(d->out_fd, &names);
+    if (n <= 0)
+        return;
+    remove_stale_tmps(r, d, names, n);
+    free_names(names, n);
+}
+
 static void walk_dir(struct run *r, struct dir *d, unsigned depth)
 {
     char **names;
@@ -575,6 +675,10 @@ static void walk_dir(struct run *r, struct dir *d, unsigned depth)
         pthread_mutex_unlock(&r->mu);
         return;
     }
+    if (!r->counting && d->out_fd == d->fd)
+        remove_stale_tmps(r, d, names, n);
+    else if (!r->counting && d->out_fd >= 0)
+        remove_stale_tmps_out(r, d);
     for (int i = 0; i < n && !compress_interrupted; i++) {
         struct stat st;
         if (is_dotfile(names[i], depth) || fstatat(d->fd, names[i], &st, AT_SYMLINK_NOFOLLOW))
@@ -677,6 +781,8 @@ void compress_tree(struct run *r, int root_fd, int out_fd)
         return;
     }
     *top = (struct dir){.rel = rel, .fd = dup(root_fd), .out_fd = -1, .refs = 1};
+    const char *stale = getenv("PITH_COMPRESS_TMP_STALE_S");
+    r->tmp_stale_s = stale && *stale ? atol(stale) : TMP_STALE_S;
     top->out_fd = out_fd < 0 ? -1 : (out_fd == root_fd ? top->fd : dup(out_fd));
     if (r->tty) { /* counts first, for the bar's totals and ETA */
         r->counting = true;

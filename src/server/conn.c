@@ -91,7 +91,8 @@ static void request_begin(struct worker *w, struct conn *c)
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
     c->x->tls = c->tp != &transport_plain;
-    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1; /* sites: may c answer a host? */
+    c->x->tls_ctx = c->x->tls ? tls_conn_ctx(w, c) : -1;           /* sites: may c answer a host? */
+    c->x->tls_version = c->x->tls ? tls_conn_version(w, c) : NULL; /* the JSON log's "tls" */
 }
 
 /* The access-log line of the exchange, once (exchange_log). */

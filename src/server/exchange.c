@@ -150,6 +150,7 @@ void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage 
             .status = x->status,
             .bytes = x->body_sent,
             .duration_us = x->started_us ? sys_now_us() - x->started_us : -1,
+            .tls_version = x->tls_version,
             .log_host = w->set->hosts.n > 0,
             .authority = x->authority,
             .site_name = x->site && x->site->conf->named ? x->site->conf->label : NULL,

@@ -32,13 +32,14 @@ struct exchange {
      * input, valid until the exchange ends. Empty when no request line was
      * parsed (a timeout, a malformed head). */
     struct span method, target, referer, user_agent;
-    int minor;            /* the request's HTTP/1.<minor> */
-    struct span encoding; /* the Content-Encoding sent (a constant), or empty */
-    bool head_only;       /* HEAD: the GET's head, no body */
-    bool keep_alive;      /* the request allows the connection to persist */
-    bool close;           /* the server ends the connection after this response */
-    bool tls;             /* over HTTPS (set by conn.c after exchange_begin) */
-    int tls_ctx;          /* ... with this certificate context (tls_conn_ctx); -1: plain */
+    int minor;               /* the request's HTTP/1.<minor> */
+    struct span encoding;    /* the Content-Encoding sent (a constant), or empty */
+    bool head_only;          /* HEAD: the GET's head, no body */
+    bool keep_alive;         /* the request allows the connection to persist */
+    bool close;              /* the server ends the connection after this response */
+    bool tls;                /* over HTTPS (set by conn.c after exchange_begin) */
+    int tls_ctx;             /* ... with this certificate context (tls_conn_ctx); -1: plain */
+    const char *tls_version; /* ... and this version (tls_conn_version, static); NULL: plain */
     /* The response */
     int status;       /* 0 until a head is queued */
     bool body;        /* the head promised a body (not HEAD, 204, 304) */

@@ -322,6 +322,24 @@ static void variant_describe(struct fc_entry *e, int c)
     fb->h1 = span_make(v->head, b.len);
 }
 
+/* Whether the variant file fd (st) may stand for F (f) under coding c: not
+ * empty, starting with the coding's magic number (gzip 1f 8b, RFC 1952;
+ * zstd 28 b5 2f fd, RFC 8878), and for brotli, which has none, smaller than
+ * F. An empty or truncated file, or junk named like a variant, would
+ * otherwise win as the smallest representation and be sent as the body. */
+static bool variant_valid(int fd, const struct sys_stat *st, const struct sys_stat *f, int c)
+{
+    static const unsigned char gzip_magic[] = {0x1f, 0x8b}, zstd_magic[] = {0x28, 0xb5, 0x2f, 0xfd};
+    const unsigned char *magic = c == AE_GZIP ? gzip_magic : c == AE_ZSTD ? zstd_magic : NULL;
+    size_t n = c == AE_GZIP ? sizeof gzip_magic : c == AE_ZSTD ? sizeof zstd_magic : 0;
+    if (st->size == 0)
+        return false;
+    if (!magic)
+        return st->size < f->size;
+    unsigned char head[4];
+    return sys_pread(fd, head, n, 0) == (ssize_t)n && mem_eq(head, magic, n);
+}
+
 /* Looks at one variant's path: records what it holds (for revalidation)
  * and, when it may be served, takes its bytes. Opened by the resolver with
  * F's rules, so a symlink (unless followed beneath the directory), a FIFO
@@ -344,8 +362,9 @@ static void variant_fill(struct filecache *fc, struct fc_entry *e, int c)
         return;
     }
     v->seen = true;
-    if (sys_file_type(&v->st) != SYS_FILE_REGULAR || !not_older(&v->st, &e->st)) {
-        sys_close(fd); /* a directory, or stale: F is newer */
+    if (sys_file_type(&v->st) != SYS_FILE_REGULAR || !not_older(&v->st, &e->st) ||
+        !variant_valid(fd, &v->st, &e->st, c)) {
+        sys_close(fd); /* a directory, stale (F is newer), or not of its coding */
         return;
     }
     v->fd = fd;

@@ -215,6 +215,7 @@ static void begin_exchange(struct worker *w, struct h2_stream *st)
         st->x->started_us = sys_now_us();
     st->x->tls = c->tp != &transport_plain;
     st->x->tls_ctx = st->x->tls ? tls_conn_ctx(w, c) : -1; /* sites: 421 for another cert */
+    st->x->tls_version = st->x->tls ? tls_conn_version(w, c) : NULL; /* the JSON log's "tls" */
 }
 
 /* Runs the handler on the stream's request, as conn.c does for HTTP/1. */

@@ -249,7 +249,11 @@ static void json_line(struct buf *b, const struct access_entry *e)
         buf_put_cstr(b, ",\"host\":");
         json_string(b, host_of(e, host, sizeof host), VHOST_NAME_MAX + 2);
     }
-    /* TLS (its own branch): ",\"tls\":" and the version, or null. */
+    buf_put_cstr(b, ",\"tls\":");
+    json_string(b,
+                e->tls_version ? span_make(e->tls_version, strlen(e->tls_version))
+                               : (struct span){NULL, 0},
+                16);
     buf_put_cstr(b, "}\n");
 }
 

@@ -55,7 +55,8 @@ struct access_entry {
     struct span authority;
     const char *site_name;
     /* --log-format json only: */
-    int64_t duration_us; /* head complete -> last byte handed to the kernel; -1: unknown */
+    int64_t duration_us;     /* head complete -> last byte handed to the kernel; -1: unknown */
+    const char *tls_version; /* "TLSv1.3" (tls_conn_version); NULL: plain TCP */
 };
 
 /* Opens the log (no-op when path is NULL), writing combined lines, or JSON
@@ -66,11 +67,11 @@ int access_log_open(struct access_log *l, const char *path, bool json);
  *
  * JSON: {"time":"2026-11-30T02:28:14Z","remote_addr":"192.0.2.7","method":"GET",
  * "target":"/a","protocol":"HTTP/1.1","status":200,"bytes":160,"referer":null,
- * "user_agent":"curl/8","duration_us":412,"encoding":null}; fields of a
+ * "user_agent":"curl/8","duration_us":412,"encoding":null,"tls":null}; fields of a
  * request without a request line are null. With log_host, combined lines
  * get the host quoted after the user agent (before an encoding), and JSON
- * a "host" field after "encoding". Strings are exact JSON: '"', '\\'
- * and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
+ * a "host" field after "encoding"; "tls" is the TLS version, null on plain TCP. Strings are exact
+ * JSON: '"', '\\' and controls escaped, valid UTF-8 kept, each invalid byte as \u00XX. */
 void access_log_add(struct access_log *l, const struct access_entry *e, int64_t now_ms);
 
 /* Writes what is buffered. */

@@ -14,7 +14,8 @@
  *     read of that memory, and the master writes start time, restarts and
  *     the draining flag there.
  * It drops to --user like the workers, takes at most STATUS_CONNS
- * connections at a time, gives each STATUS_DEADLINE_MS in all, parses
+ * connections at a time (when full, a new one takes the slot of the oldest
+ * not yet answered: slot_for_new), gives each STATUS_DEADLINE_MS in all, parses
  * requests with the same strict parser as the public port (no Host needed:
  * health checkers often send none), answers once and closes. Its answers
  * are not in the access log (a scrape every few seconds would drown it).
@@ -351,15 +352,40 @@ static void on_conn(struct status *st, struct status_conn *c)
     linger(st, c);
 }
 
+/* The slot for a new connection: a free one, else that of the oldest
+ * connection still waiting for its request, else that of the oldest one
+ * answered and lingering (its answer is with the kernel already). Anyone
+ * who reaches the port could otherwise keep every slot with silent (or
+ * never-closing) connections for their whole deadline, and /healthz from
+ * the orchestrator with them; this way a connection that sends its request
+ * at once, as a health checker does, is answered unless STATUS_CONNS newer
+ * connections arrive before its request is read. A connection whose answer
+ * is still being sent (more than the socket buffer takes) is never taken;
+ * NULL when every slot has one, and then accepting waits. */
+static struct status_conn *slot_for_new(struct status *st, bool *taken)
+{
+    struct status_conn *idle = NULL, *lingering = NULL;
+    for (unsigned i = 0; i < STATUS_CONNS; i++) {
+        struct status_conn *c = &st->c[i];
+        if (c->fd < 0) {
+            *taken = false;
+            return c;
+        }
+        struct status_conn **oldest = c->lingering ? &lingering : !c->writing ? &idle : NULL;
+        if (oldest && (!*oldest || c->deadline < (*oldest)->deadline))
+            *oldest = c;
+    }
+    *taken = true;
+    return idle ? idle : lingering;
+}
+
 static void on_accept(struct status *st, int64_t now)
 {
     for (;;) {
-        struct status_conn *c = NULL;
-        for (unsigned i = 0; i < STATUS_CONNS && !c; i++)
-            if (st->c[i].fd < 0)
-                c = &st->c[i];
+        bool taken;
+        struct status_conn *c = slot_for_new(st, &taken);
         if (!c) {
-            /* Full: stop accepting until one ends (queued ones wait). */
+            /* Every slot is sending: stop accepting until one ends. */
             sys_epoll_ctl(st->epfd, EPOLL_CTL_DEL, st->srv->status_fd, 0, 0);
             st->listening = false;
             return;
@@ -367,6 +393,8 @@ static void on_accept(struct status *st, int64_t now)
         int fd = sys_accept(st->srv->status_fd, NULL);
         if (fd < 0)
             return;
+        if (taken)
+            conn_end(st, c); /* the oldest idle one gives way */
         c->fd = fd;
         c->deadline = now + STATUS_DEADLINE_MS;
         c->in_len = c->out_len = c->out_off = 0;

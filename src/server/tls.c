@@ -655,6 +655,14 @@ static void tls_want_read(struct worker *w, struct conn *c)
     w->loop->want_read(w, c);
 }
 
+const char *tls_conn_version(const struct worker *w, const struct conn *c)
+{
+    if (c->tp != &transport_tls)
+        return NULL;
+    const struct tls_conn *tc = &w->tls->tc[c - w->conns];
+    return tc->ssl && !tc->handshaking ? SSL_get_version(tc->ssl) : NULL;
+}
+
 int tls_conn_ctx(const struct worker *w, const struct conn *c)
 {
     return c->tp == &transport_tls ? w->tls->tc[c - w->conns].ctx : -1;

@@ -98,6 +98,10 @@ int tls_conn_ctx(const struct worker *w, const struct conn *c);
 /* Whether the handshake of c chose ALPN "h2" (issue 20). */
 bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c);
 
+/* The TLS version of connection c ("TLSv1.3", a static string: the JSON
+ * access log's "tls"), or NULL when c is not TLS or still in its handshake. */
+const char *tls_conn_version(const struct worker *w, const struct conn *c);
+
 /* --redirect-http: a 308 to https://host[:tls port]/path?query for a
  * request on the plain port. Only a host one of the certificates names
  * (and only hostname or IP characters) is redirected to; any other Host

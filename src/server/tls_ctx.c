@@ -138,8 +138,65 @@ int tls_ctx_index(const struct tls_server *ts, const SSL_CTX *ctx)
     return 0;
 }
 
-/* SNI: the site the name picks (the default site when none does), then the
- * context tls_choose_ctx() gives for that site and name. */
+/* The context for SNI name (name_len bytes, not terminated): the site the
+ * name picks (the default site when none does), then the context
+ * tls_choose_ctx() gives for that site and name; NULL keeps the current one. */
+static SSL_CTX *ctx_for_name(const struct tls_server *ts, const char *name, size_t name_len)
+{
+    char key[VHOST_NAME_MAX + 3];
+    long n = vhost_host_key(span_make(name, name_len), key, sizeof key - 1);
+    if (n <= 0)
+        return NULL;
+    key[n] = '\0';
+    int site = vhost_lookup(&ts->set->hosts, span_make(key, (size_t)n));
+    return ts->ctx[tls_choose_ctx(ts, site < 0 ? 0 : (unsigned)site, key)];
+}
+
+/* The host_name of a server_name extension's body (RFC 6066 §3), or false. */
+static bool sni_host_name(const unsigned char *p, size_t len, const char **name, size_t *name_len)
+{
+    if (len < 2 || (size_t)(p[0] << 8 | p[1]) != len - 2)
+        return false;
+    for (size_t i = 2; i + 3 <= len;) {
+        size_t n = (size_t)(p[i + 1] << 8 | p[i + 2]);
+        if (i + 3 + n > len)
+            return false;
+        if (p[i] == TLSEXT_NAMETYPE_host_name) {
+            *name = (const char *)p + i + 3;
+            *name_len = n;
+            return n > 0;
+        }
+        i += 3 + n;
+    }
+    return false;
+}
+
+/* SNI, first pass: the ClientHello callback runs before OpenSSL looks at
+ * the session a client offers (a TLS 1.2 ticket, a TLS 1.3 PSK) and before
+ * it makes a new one, so switching the context here gives both the chosen
+ * certificate's session id context (ctx_build): a ticket is checked
+ * against, and a new session issued under, the certificate the handshake
+ * presents. The servername callback (OpenSSL's own parse of the name) comes
+ * too late for that; it still acknowledges the extension and picks again,
+ * which then changes nothing. */
+static int hello_select(SSL *s, int *alert, void *arg)
+{
+    (void)alert;
+    (void)arg;
+    struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
+    const unsigned char *ext;
+    size_t ext_len, name_len;
+    const char *name;
+    if (!ts || SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &ext, &ext_len) != 1 ||
+        !sni_host_name(ext, ext_len, &name, &name_len))
+        return SSL_CLIENT_HELLO_SUCCESS;
+    SSL_CTX *ctx = ctx_for_name(ts, name, name_len);
+    if (ctx && SSL_get_SSL_CTX(s) != ctx)
+        SSL_set_SSL_CTX(s, ctx);
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+/* SNI, second pass (see hello_select). */
 static int sni_select(SSL *s, int *alert, void *arg)
 {
     (void)alert;
@@ -148,14 +205,8 @@ static int sni_select(SSL *s, int *alert, void *arg)
     const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
     if (!ts || !name)
         return SSL_TLSEXT_ERR_OK;
-    char key[VHOST_NAME_MAX + 3];
-    long n = vhost_host_key(span_make(name, strlen(name)), key, sizeof key - 1);
-    if (n <= 0)
-        return SSL_TLSEXT_ERR_OK;
-    key[n] = '\0';
-    int site = vhost_lookup(&ts->set->hosts, span_make(key, (size_t)n));
-    SSL_CTX *ctx = ts->ctx[tls_choose_ctx(ts, site < 0 ? 0 : (unsigned)site, key)];
-    if (SSL_get_SSL_CTX(s) != ctx)
+    SSL_CTX *ctx = ctx_for_name(ts, name, strlen(name));
+    if (ctx && SSL_get_SSL_CTX(s) != ctx)
         SSL_set_SSL_CTX(s, ctx);
     return SSL_TLSEXT_ERR_OK;
 }
@@ -165,14 +216,11 @@ static SSL_CTX *ctx_policy(struct tls_server *ts)
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx)
         return NULL;
-    static const unsigned char sid_ctx[] = "pith";
     bool ok = SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 &&
               SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) == 1 &&
               SSL_CTX_set_cipher_list(ctx, TLS12_CIPHERS) == 1 &&
               SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) == 1 &&
-              SSL_CTX_set1_groups_list(ctx, "X25519:P-256") == 1 &&
-              SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1) == 1 &&
-              tls_tickets_use(ctx);
+              SSL_CTX_set1_groups_list(ctx, "X25519:P-256") == 1 && tls_tickets_use(ctx);
     if (!ok) {
         SSL_CTX_free(ctx);
         return NULL;
@@ -188,7 +236,13 @@ static SSL_CTX *ctx_policy(struct tls_server *ts)
      * session cache. One ticket per handshake is enough for a client. */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_num_tickets(ctx, 1);
+    /* A session lives, and its ticket's lifetime hint says, a day: the
+     * ticket keys rotate every 12 hours and the previous one still
+     * decrypts (tls_tickets.c), so a ticket resumes for 12 to 24 hours;
+     * OpenSSL's default would end it after 2. */
+    SSL_CTX_set_timeout(ctx, TLS_SESSION_LIFETIME_S);
     SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+    SSL_CTX_set_client_hello_cb(ctx, hello_select, NULL);
     SSL_CTX_set_tlsext_servername_callback(ctx, sni_select);
     SSL_CTX_set_app_data(ctx, ts);
     return ctx;
@@ -201,6 +255,23 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
     (void)rwflag;
     (void)u;
     return 0; /* an encrypted key is refused, never prompted for */
+}
+
+/* A session belongs to the certificate its handshake presented: OpenSSL
+ * resumes a ticket only under the session id context it was issued with, so
+ * each context's is the SHA-256 of its certificate (32 bytes, which is
+ * SSL_MAX_SID_CTX_LENGTH). One context shared by all would let a ticket that
+ * one certificate's handshake issued resume a handshake SNI gives another
+ * (the client never sees the second certificate). The same certificate gets
+ * the same id in every worker and after a reload that keeps it, so tickets
+ * stay valid across both. */
+static bool set_sid_ctx(SSL_CTX *ctx, X509 *leaf)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (X509_digest(leaf, EVP_sha256(), md, &len) != 1 || len > SSL_MAX_SID_CTX_LENGTH)
+        return false;
+    return SSL_CTX_set_session_id_context(ctx, md, len) == 1;
 }
 
 /* A context for pair i from the PEM texts in sh. */
@@ -222,6 +293,8 @@ static SSL_CTX *ctx_build(struct tls_server *ts, const struct pem_slot *sh, unsi
         set_err(err, cap, "--tls-cert", cert_file, "no certificate: ");
     } else if (SSL_CTX_use_certificate(ctx, leaf) != 1) {
         set_err(err, cap, "--tls-cert", cert_file, "");
+    } else if (!set_sid_ctx(ctx, leaf)) {
+        set_err(err, cap, "--tls-cert", cert_file, "session id context: ");
     } else {
         X509 *extra;
         ok = true;

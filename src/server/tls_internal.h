@@ -13,6 +13,10 @@
  * Only the full build compiles these (pith-tiny has no OpenSSL at all).
  */
 #ifndef PITH_TLS_INTERNAL_H
+/* How long a session resumes (SSL_CTX_set_timeout: the tickets' lifetime
+ * hint too); the ticket keys' rotation (tls_tickets.c) bounds it as well. */
+#define TLS_SESSION_LIFETIME_S (24 * 3600)
+
 #define PITH_TLS_INTERNAL_H
 
 #include "server/server.h"

@@ -101,6 +101,11 @@ static inline int tls_conn_ctx(const struct worker *w, const struct conn *c)
     (void)w, (void)c;
     return -1;
 }
+static inline const char *tls_conn_version(const struct worker *w, const struct conn *c)
+{
+    (void)w, (void)c;
+    return NULL;
+}
 /* --redirect-http is refused in pith-tiny. */
 static inline void tls_redirect(struct worker *w, struct exchange *x, struct span host,
                                 struct span path, const struct span *query)
