@@ -466,7 +466,8 @@ class PithServer:
         self.allow_worker_crash = allow_worker_crash
         # binary: another build of the same sources (test_sandbox.py's test
         # hook builds); PITH_BIN unless given.
-        self.argv = [binary or PITH_BIN, "--port", str(port)]
+        self.binary = binary or PITH_BIN  # argv[0] may be a wrapper (prlimit)
+        self.argv = [self.binary, "--port", str(port)]
         if addr is not None:
             self.argv += ["--addr", addr]
         if workers is not None:
@@ -507,9 +508,9 @@ class PithServer:
 
     # -- life cycle ------------------------------------------------------------------
     def start(self):
-        if not os.path.exists(self.argv[0]):
+        if not os.path.exists(self.binary):
             pytest.fail("pith binary not found at %s (build it: make -C %s %s)"
-                        % (self.argv[0], REPO, os.path.relpath(self.argv[0], REPO)))
+                        % (self.binary, REPO, os.path.relpath(self.binary, REPO)))
         if self.await_ready:
             self.readiness = _Readiness()
             self.readiness.start()
