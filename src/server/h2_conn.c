@@ -34,6 +34,8 @@
 #include "sys/sys.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* RFC 9113 §3.4: the client's first bytes. */
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -360,7 +362,7 @@ size_t h2_worker_reservation(const struct settings *set)
     if (!set->http2)
         return 0;
     return (size_t)stream_slots(set) * POOL_SLOT_SIZE +
-           (size_t)set->max_conns * sizeof(struct h2_conn) + H2_RX_SIZE;
+           (size_t)set->max_conns * (sizeof(struct h2_conn) + H2_FRAMEBUF_REGION) + H2_RX_SIZE;
 }
 
 int h2_worker_init(struct worker *w)
@@ -373,8 +375,9 @@ int h2_worker_init(struct worker *w)
         return -ENOMEM;
     hw->conns = sys_map((size_t)w->nconns * sizeof *hw->conns);
     hw->rx = sys_map(H2_RX_SIZE);
+    hw->framebufs = sys_map((size_t)w->nconns * H2_FRAMEBUF_REGION);
     uint64_t slots = (uint64_t)w->nconns * w->set->h2_max_streams;
-    if (!hw->conns || !hw->rx ||
+    if (!hw->conns || !hw->rx || !hw->framebufs ||
         pool_init(&hw->streams,
                   slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX) < 0 ||
         nghttp2_session_callbacks_new(&hw->callbacks) != 0 || nghttp2_option_new(&hw->option) != 0)
@@ -409,6 +412,66 @@ void h2_worker_exit(struct worker *w)
     nghttp2_option_del(w->h2->option);
 }
 
+/* ---- the session's allocator ---------------------------------------------------------- */
+
+/* nghttp2's allocations go to malloc, except its frame buffer, which is
+ * the one allocation past a frame's payload size: it goes to the
+ * connection's own region (H2_FRAMEBUF_REGION says why). A second such
+ * buffer (a header block past 16 KiB) comes from malloc. */
+static bool is_framebuf(const struct h2_conn *hc, const void *p)
+{
+    return p && (const char *)p == hc->framebuf;
+}
+
+static void *mem_malloc(size_t n, void *ud)
+{
+    struct h2_conn *hc = ud;
+    if (n > 16384 /* a payload */ && n <= H2_FRAMEBUF_REGION && !hc->framebuf_taken) {
+        hc->framebuf_taken = true;
+        return hc->framebuf;
+    }
+    return malloc(n);
+}
+
+static void mem_free(void *p, void *ud)
+{
+    struct h2_conn *hc = ud;
+    if (is_framebuf(hc, p))
+        hc->framebuf_taken = false;
+    else
+        free(p);
+}
+
+static void *mem_calloc(size_t k, size_t n, void *ud)
+{
+    (void)ud;
+    return calloc(k, n);
+}
+
+static void *mem_realloc(void *p, size_t n, void *ud)
+{
+    struct h2_conn *hc = ud;
+    if (!p)
+        return mem_malloc(n, ud);
+    if (!is_framebuf(hc, p))
+        return realloc(p, n);
+    if (n <= H2_FRAMEBUF_REGION)
+        return p;
+    void *q = malloc(n);
+    if (q) {
+        memcpy(q, p, H2_FRAMEBUF_REGION);
+        hc->framebuf_taken = false;
+    }
+    return q;
+}
+
+static void session_mem(struct worker *w, struct h2_conn *hc)
+{
+    hc->framebuf = w->h2->framebufs + (size_t)(hc->c - w->conns) * H2_FRAMEBUF_REGION;
+    hc->framebuf_taken = false;
+    hc->mem = (nghttp2_mem){hc, mem_malloc, mem_free, mem_calloc, mem_realloc};
+}
+
 /* ---- the connection -------------------------------------------------------------------- */
 
 enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, size_t n)
@@ -436,7 +499,9 @@ void h2_conn_start(struct worker *w, struct conn *c)
     c->h2 = hc;
     c->state = CONN_READ;
     stats_add(&w->stats->h2_conns, 1);
-    if (nghttp2_session_server_new2(&hc->session, w->h2->callbacks, hc, w->h2->option) != 0) {
+    session_mem(w, hc);
+    if (nghttp2_session_server_new3(&hc->session, w->h2->callbacks, hc, w->h2->option, &hc->mem) !=
+        0) {
         hc->session = NULL;
         conn_close(w, c, CLOSE_ERROR);
         return;

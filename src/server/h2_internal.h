@@ -60,6 +60,13 @@ struct exchange;
  * nghttp2's own rate limit): each stream reset costs one of
  * H2_RESET_BUDGET, each response finished gives one back. */
 #define H2_RESET_BUDGET 100
+/* nghttp2 keeps one frame buffer per session of a frame header, a pad
+ * byte and the largest payload (16,394 bytes), written from its start.
+ * From malloc it shares pages with the session's other records, and the
+ * allocator's bookkeeping touches its last page too; so each connection
+ * gets a page-aligned region of its own for it (h2_conn.c, session_mem),
+ * of which an idle connection has touched only the first page. */
+#define H2_FRAMEBUF_REGION (20 * 1024)
 
 enum h2_timer_mode {
     H2_TIMER_NONE,
@@ -72,6 +79,9 @@ struct h2_stream;
 
 struct h2_conn {
     nghttp2_session *session;
+    nghttp2_mem mem;     /* nghttp2's allocator for this session (session_mem) */
+    char *framebuf;      /* the connection's H2_FRAMEBUF_REGION */
+    bool framebuf_taken; /* nghttp2 holds it now */
     struct worker *w;
     struct conn *c;
     uint32_t out_len, out_sent; /* the output buffer's bytes, and how many went */
@@ -137,6 +147,7 @@ void h2_stream_resume(struct h2_conn *hc);
 /* The worker's HTTP/2 state (worker.h: w->h2). */
 struct h2_worker {
     struct h2_conn *conns; /* one per connection slot, by index */
+    char *framebufs;       /* H2_FRAMEBUF_REGION per connection slot, by index */
     struct pool streams;   /* the stream slots */
     char *rx;              /* H2_RX_SIZE: where every connection receives (fed at once) */
     nghttp2_session_callbacks *callbacks;
