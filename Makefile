@@ -318,14 +318,15 @@ build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
 	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt
 fuzz: $(FUZZ_BINS)
 
-# Each target runs FUZZ_SECONDS from the checked-in seeds; new inputs go to a
+# Each target runs FUZZ_SECONDS from the checked-in seeds (with fuzz/NAME.dict
+# where there is one, else fuzz/http.dict); new inputs go to a
 # scratch corpus under build/ so the tree stays clean.
 fuzz-smoke: $(patsubst %,fuzz-smoke-%,$(FUZZ_NAMES))
 fuzz-smoke-%: build/fuzz/fuzz_%
 	@rm -rf build/fuzz/corpus_$*; mkdir -p build/fuzz/corpus_$*
 	@echo "fuzz-smoke: $* for $(FUZZ_SECONDS) s"
 	@build/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    -dict=fuzz/http.dict -artifact_prefix=build/fuzz/$*- build/fuzz/corpus_$* fuzz/corpus/$* \
+	    -dict=$(or $(wildcard fuzz/$*.dict),fuzz/http.dict) -artifact_prefix=build/fuzz/$*- build/fuzz/corpus_$* fuzz/corpus/$* \
 	    2>build/fuzz/$*.log \
 	    || { tail -50 build/fuzz/$*.log; exit 1; }
 	@printf 'fuzz-smoke: %s: %s executions, %s crashes\n' $* \

@@ -230,6 +230,7 @@ static const struct loop_ops loop_fake = {
 
 /* ---- the worker, set up once --------------------------------------------------------------- */
 
+static bool dump; /* FUZZ_H2_DUMP=1: each frame and field on stderr, to read a run */
 static struct config cfg;
 static struct server srv;
 static struct worker *w;
@@ -370,6 +371,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
         srv.listen_fds[i] = srv.tls_listen_fds[i] = -1;
     make_worker();
+    dump = getenv("FUZZ_H2_DUMP") != NULL;
     fk.out = malloc(OUT_CAP);
     require(fk.out != NULL, "malloc");
     return 0;
@@ -529,6 +531,9 @@ static void check_block(nghttp2_hd_inflater *in, const uint8_t *p, size_t n)
         require(r >= 0, "a header block that does not decode");
         p += r, n -= (size_t)r;
         if (fl & NGHTTP2_HD_INFLATE_EMIT) {
+            if (dump)
+                fprintf(stderr, "    %.*s: %.*s\n", (int)nv.namelen, nv.name, (int)nv.valuelen,
+                        nv.value);
             if (first)
                 require(nv.namelen == 7 && memcmp(nv.name, ":status", 7) == 0 && nv.valuelen == 3 &&
                             nv.value[0] >= '1' && nv.value[0] <= '9',
@@ -571,6 +576,8 @@ static void check_frames(bool pending_at_close)
         if ((size_t)(end - p) < 9 + len)
             break;
         const uint8_t *pl = p + 9;
+        if (dump)
+            fprintf(stderr, "frame type %u flags 0x%x stream %d length %u\n", type, flags, id, len);
         require(len <= (max_frame_seen > 16384 ? max_frame_seen : 16384),
                 "a frame longer than the peer allows");
         require(len + 9 <= H2_OUT_CAP, "a frame larger than the output buffer");
@@ -685,6 +692,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reap(c);
     close(sv[1]);
 
+    if (dump)
+        fprintf(stderr, "%zu bytes out, %s, pending at close: %d\n", fk.out_len,
+                fk.h2_out ? "HTTP/2" : "HTTP/1", fk.pending_at_close);
     if (fk.h2_out)
         check_frames(fk.pending_at_close);
     require(w->pool.nfree == w->pool.next_unused, "a connection slot was not given back");
