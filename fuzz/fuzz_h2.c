@@ -160,8 +160,16 @@ static ssize_t fk_send(struct worker *w, struct conn *c, const struct iovec *iov
     if (!fk.sent_any)
         fk.h2_out = c->h2 != NULL;
     fk.sent_any = true;
+    if (c->h2) {
+        /* HTTP/2 sends from the one output buffer: the part of the
+         * connection's pool slot after its input, never past it. */
+        const char *from = iov[0].iov_base, *buf = c->slot + POOL_IN_SIZE;
+        require(n == 1 && c->slot && from >= buf && iov[0].iov_len > 0 &&
+                    iov[0].iov_len <= (size_t)(buf + H2_OUT_CAP - from),
+                "an HTTP/2 send outside the output buffer");
+        require(c->h2->out_len <= H2_OUT_CAP, "the output buffer holds more than its bound");
+    }
     if (fk.completions && c->h2) {
-        require(n == 1, "HTTP/2 sends one buffer");
         fk.in_flight = true;
         fk.flight = iov[0];
         return -EAGAIN;
