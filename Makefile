@@ -307,7 +307,9 @@ FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
               src/cli/config.c src/cli/config_file.c src/cli/conffile.c src/cli/usage.c \
               src/testhook/none.c
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
-FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
+# PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
+# write past a stream's or a connection's slot, or into one given back, traps.
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -DPITH_ASAN=1
 build/fuzzlib/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -MMD -MP -fsanitize=fuzzer-no-link $(FUZZ_SAN) \

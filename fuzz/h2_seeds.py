@@ -13,6 +13,7 @@ import struct
 import sys
 
 import h2.config
+import hpack
 import h2.connection
 
 NO_PREFACE, NO_SETTINGS, COMPLETIONS, DRAIN, NO_EOF, STOP_READING = 1, 2, 4, 8, 16, 32
@@ -108,6 +109,16 @@ def seeds():
         + frame(9, 0x4, 1, block[2 * third :])
     )
     out["continuation"] = (OWN_START, 9, 0, 0, start + conv)
+
+    # A header list past 16 KiB from a few hundred bytes: one 4000-byte
+    # field in HPACK's dynamic table, then referenced 30 times (431).
+    c = client()
+    start = c.data_to_send()
+    big = hpack.Encoder().encode(
+        [(":method", "GET"), (":scheme", "http"), (":authority", "localhost"), (":path", "/")]
+        + [("x-big", "v" * 4000)] * 30
+    )
+    out["listmax"] = (OWN_START, 0, 0, 0, start + frame(1, 0x5, 1, big))
 
     # Bad frames: HEADERS on an even stream, a WINDOW_UPDATE of 0, an
     # unknown type, PRIORITY, an empty DATA, a SETTINGS of bad length.
