@@ -10,8 +10,6 @@
 #include "bytes.h"
 
 static const char day_names[7][4] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};
-static const char *const long_day_names[7] = {"Thursday", "Friday",  "Saturday", "Sunday",
-                                              "Monday",   "Tuesday", "Wednesday"};
 static const char month_names[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                         "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
@@ -134,7 +132,10 @@ size_t date_format_iso(int64_t t, char *out)
 
 /* ---- parsing ---------------------------------------------------------------- */
 
-/* Reads exactly `width` digits at s->p[*at]; advances *at. */
+/* The long day names are the short ones with these tails ("Thu" "rsday"). */
+static const char long_day_tails[7][7] = {"rsday", "day", "urday", "day", "day", "sday", "nesday"};
+
+/* Reads exactly `width` digits at s.p[*at] into *out; advances *at. */
 static bool read_digits(struct span s, size_t *at, unsigned width, unsigned *out)
 {
     unsigned v = 0;
@@ -151,39 +152,21 @@ static bool read_digits(struct span s, size_t *at, unsigned width, unsigned *out
     return true;
 }
 
-static bool read_lit(struct span s, size_t *at, const char *lit)
+static bool read_lit(struct span s, size_t *at, const char *lit, size_t n)
 {
-    size_t n = cstr_len(lit);
     if (s.n - *at < n || !mem_eq(s.p + *at, lit, n))
         return false;
     *at += n;
     return true;
 }
 
-static bool read_month(struct span s, size_t *at, unsigned *month)
+/* The index of the 3-letter name of names[0..count) at *at, or -1. */
+static int read_name(struct span s, size_t *at, const char (*names)[4], int count)
 {
-    for (unsigned i = 0; i < 12; i++) {
-        if (read_lit(s, at, month_names[i])) {
-            *month = i + 1;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Matches one of the day names of `names` (7 entries) at *at. */
-static bool read_day_name(struct span s, size_t *at, bool long_form)
-{
-    for (unsigned i = 0; i < 7; i++)
-        if (read_lit(s, at, long_form ? long_day_names[i] : day_names[i]))
-            return true;
-    return false;
-}
-
-static bool read_clock(struct span s, size_t *at, struct civil *c)
-{
-    return read_digits(s, at, 2, &c->hour) && read_lit(s, at, ":") &&
-           read_digits(s, at, 2, &c->min) && read_lit(s, at, ":") && read_digits(s, at, 2, &c->sec);
+    for (int i = 0; i < count; i++)
+        if (read_lit(s, at, names[i], 3))
+            return i;
+    return -1;
 }
 
 static bool is_leap(unsigned y)
@@ -193,7 +176,7 @@ static bool is_leap(unsigned y)
 
 static bool civil_to_time(const struct civil *c, int64_t *t)
 {
-    static const unsigned mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (c->year < 1970 || c->year > 9999 || c->month < 1 || c->month > 12 || c->day < 1)
         return false;
     unsigned limit = mdays[c->month - 1] + (c->month == 2 && is_leap(c->year));
@@ -205,60 +188,67 @@ static bool civil_to_time(const struct civil *c, int64_t *t)
     return true;
 }
 
-/* "Sun, 06 Nov 1994 08:49:37 GMT" */
-static bool parse_imf(struct span s, struct civil *c)
-{
-    size_t at = 0;
-    unsigned y = 0;
-    bool ok = read_day_name(s, &at, false) && read_lit(s, &at, ", ") &&
-              read_digits(s, &at, 2, &c->day) && read_lit(s, &at, " ") &&
-              read_month(s, &at, &c->month) && read_lit(s, &at, " ") &&
-              read_digits(s, &at, 4, &y) && read_lit(s, &at, " ") && read_clock(s, &at, c) &&
-              read_lit(s, &at, " GMT") && at == s.n;
-    c->year = y;
-    return ok;
-}
+/* The three formats as strftime templates, matched by one interpreter:
+ * IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 "Sunday, 06-Nov-94
+ * 08:49:37 GMT" and asctime "Sun Nov  6 08:49:37 1994" (%e: the day padded
+ * with a space, or two digits). Anything not a conversion is literal. */
+static const char *const formats[3] = {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",
+                                       "%a %b %e %H:%M:%S %Y"};
 
-/* "Sunday, 06-Nov-94 08:49:37 GMT" */
-static bool parse_rfc850(struct span s, struct civil *c)
+static bool parse_format(struct span s, const char *f, struct civil *c)
 {
     size_t at = 0;
-    unsigned y = 0;
-    bool ok = read_day_name(s, &at, true) && read_lit(s, &at, ", ") &&
-              read_digits(s, &at, 2, &c->day) && read_lit(s, &at, "-") &&
-              read_month(s, &at, &c->month) && read_lit(s, &at, "-") &&
-              read_digits(s, &at, 2, &y) && read_lit(s, &at, " ") && read_clock(s, &at, c) &&
-              read_lit(s, &at, " GMT") && at == s.n;
-    c->year = y < 70 ? 2000 + y : 1900 + y;
-    return ok;
-}
-
-/* "Sun Nov  6 08:49:37 1994" (day padded with a space) */
-static bool parse_asctime(struct span s, struct civil *c)
-{
-    size_t at = 0;
-    unsigned y = 0, d1 = 0;
-    bool ok = read_day_name(s, &at, false) && read_lit(s, &at, " ") &&
-              read_month(s, &at, &c->month) && read_lit(s, &at, " ");
-    if (!ok)
-        return false;
-    if (read_lit(s, &at, " "))
-        ok = read_digits(s, &at, 1, &d1);
-    else
-        ok = read_digits(s, &at, 2, &d1);
-    c->day = d1;
-    ok = ok && read_lit(s, &at, " ") && read_clock(s, &at, c) && read_lit(s, &at, " ") &&
-         read_digits(s, &at, 4, &y) && at == s.n;
-    c->year = y;
-    return ok;
+    for (; *f; f++) {
+        if (*f != '%') {
+            if (!read_lit(s, &at, f, 1))
+                return false;
+            continue;
+        }
+        unsigned width = 2, *field = &c->day;
+        int i;
+        switch (*++f) {
+        case 'a':
+        case 'A':
+            i = read_name(s, &at, day_names, 7);
+            if (i < 0 ||
+                (*f == 'A' && !read_lit(s, &at, long_day_tails[i], cstr_len(long_day_tails[i]))))
+                return false;
+            continue;
+        case 'b':
+            i = read_name(s, &at, month_names, 12);
+            if (i < 0)
+                return false;
+            c->month = (unsigned)i + 1;
+            continue;
+        case 'e':
+            if (read_lit(s, &at, " ", 1))
+                width = 1;
+            break;
+        case 'Y':
+            width = 4;
+            /* fall through */
+        case 'y': field = &c->year; break;
+        case 'H': field = &c->hour; break;
+        case 'M': field = &c->min; break;
+        case 'S': field = &c->sec; break;
+        }
+        if (!read_digits(s, &at, width, field))
+            return false;
+        /* RFC 9110 §5.6.7: a two-digit year of 70-99 is 19xx, else 20xx. */
+        if (*f == 'y')
+            *field += *field < 70 ? 2000 : 1900;
+    }
+    return at == s.n;
 }
 
 bool date_parse_http(struct span s, int64_t *t)
 {
-    struct civil c = {0};
     if (s.n < 24 || s.n > 40)
         return false;
-    if (parse_imf(s, &c) || parse_rfc850(s, &c) || parse_asctime(s, &c))
-        return civil_to_time(&c, t);
+    for (unsigned i = 0; i < 3; i++) {
+        struct civil c = {0};
+        if (parse_format(s, formats[i], &c))
+            return civil_to_time(&c, t);
+    }
     return false;
 }

@@ -11,6 +11,7 @@
 #include "target.h"
 
 #include "bytes.h"
+#include "netaddr.h"
 
 /* ---- authority ---------------------------------------------------------- */
 
@@ -32,67 +33,14 @@ static bool is_sub_delim(char c)
     return c != '\0' && mem_find(set, sizeof(set) - 1, c) < sizeof(set) - 1;
 }
 
-/* dec-octet "." dec-octet "." dec-octet "." dec-octet, no leading zeros
- * (RFC 3986 §3.2.2). */
-static bool ipv4_valid(const char *p, size_t n)
-{
-    size_t i = 0;
-    for (int part = 0; part < 4; part++) {
-        if (part > 0) {
-            if (i >= n || p[i] != '.')
-                return false;
-            i++;
-        }
-        size_t s = i;
-        unsigned v = 0;
-        while (i < n && i - s < 3 && ascii_is_digit(p[i]))
-            v = v * 10 + (unsigned)(p[i++] - '0');
-        if (i == s || v > 255 || (i - s > 1 && p[s] == '0'))
-            return false;
-    }
-    return i == n;
-}
-
 /* IPv6address (RFC 3986 §3.2.2): eight 1-4 hex-digit groups, the last two
- * possibly written as an IPv4 address, and at most one "::" standing for at
- * least one zero group. */
+ * possibly written as an IPv4 address without leading zeros, and at most one
+ * "::" standing for at least one zero group. netaddr.c's parser reads
+ * exactly that language, so Host and the PROXY protocol share it. */
 static bool ipv6_valid(const char *p, size_t n)
 {
-    size_t i = 0, groups = 0;
-    bool elided = false;
-    if (n >= 2 && p[0] == ':' && p[1] == ':') {
-        elided = true;
-        i = 2;
-        if (n == 2)
-            return true;
-    }
-    for (;;) {
-        size_t j = i;
-        while (j < n && hex_value(p[j]) >= 0)
-            j++;
-        if (j < n && p[j] == '.') {
-            if (!ipv4_valid(p + i, n - i))
-                return false;
-            groups += 2;
-            break;
-        }
-        if (j == i || j - i > 4)
-            return false;
-        groups++;
-        if (j == n)
-            break;
-        if (p[j] != ':' || j + 1 == n)
-            return false;
-        i = j + 1;
-        if (p[i] == ':') {
-            if (elided)
-                return false;
-            elided = true;
-            if (++i == n)
-                break;
-        }
-    }
-    return elided ? groups <= 7 : groups == 8;
+    struct net_addr unused;
+    return net_ip6_parse(span_make(p, n), &unused);
 }
 
 /* IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ) */
