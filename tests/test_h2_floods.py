@@ -225,6 +225,7 @@ def test_data_dribble_cve_2019_9511(connect, srv, docroot):
     connection, and the worker's descriptors and memory come back."""
     pid = srv.worker()
     served(connect, "/big.bin", "HEAD")
+    served(connect, "/index.html")  # both cached before the count
     before, rss = settled_fd_count(pid), rss_kib(pid)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)], auto_window=False) as h:
         big = [h.send_headers(request_fields("/big.bin")) for _ in range(10)]
