@@ -192,7 +192,8 @@ $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 # `make cross PROFILE=router` (or cross-router-ARCH) builds
 # build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
 ROUTER_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
-             src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/main_router.c
+             src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/answer.c \
+             src/router/access_log.c src/router/main_router.c
 ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
 ROUTER_DIR_x86_64 = build/router
 ROUTER_BIN_x86_64 = pith-router
