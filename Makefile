@@ -24,7 +24,8 @@ CONFIG_SRC = src/cli/config.c src/cli/config_apply.c src/cli/config_check.c \
 CLI_SRC    = $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c \
              src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
-COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/codec.c
+COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/compress_variant.c \
+                src/cli/compress_stale.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
