@@ -49,8 +49,14 @@ def _b(x):
 
 def request_block(method, target, headers, host, scheme):
     """The request's header list: the pseudo-fields from the request line and
-    host (as :authority), then the fields in order, names lowercased."""
-    fields = [(_b(n), _b(v)) for n, v in request_fields(target, method, host, scheme)]
+    host (as :authority), then the fields in order, names lowercased and
+    values without the optional whitespace around them (which HTTP/1 does
+    not count as the value, RFC 9112 §5, and HTTP/2 forbids, RFC 9113
+    §8.2.1). CONNECT has only :method and :authority (§8.5)."""
+    if method == "CONNECT":
+        fields = [(b":method", b"CONNECT")] + ([(b":authority", _b(host))] if host else [])
+    else:
+        fields = [(_b(n), _b(v)) for n, v in request_fields(target, method, host, scheme)]
     items = headers.items() if isinstance(headers, dict) else (headers or [])
     for k, v in items:
         name = _b(k).lower()
@@ -58,7 +64,7 @@ def request_block(method, target, headers, host, scheme):
             raise NotH2("the request field %s" % name.decode("latin-1"))
         if name == b"te" and _b(v).strip().lower() != b"trailers":
             raise NotH2("te: %s" % _b(v).decode("latin-1"))
-        fields.append((name, _b(v)))
+        fields.append((name, _b(v).strip(b" \t")))
     return fields
 
 
