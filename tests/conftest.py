@@ -733,6 +733,9 @@ class PithServer:
         if PITH_H2:
             import h2_adapter
 
+            if os.environ.get("PITH_H2_DIFF") == "1":
+                h2_adapter.DIFF = lambda m, t, h, hs: http_raw.fetch(
+                    self.port, t, m, h, "HTTP/1.1", hs, host)
             kw.pop("family", None)
             return h2_adapter.Conn(self.port, host, tls=tls_pki()["ca"] if PITH_TLS else None,
                                    **kw)

@@ -56,7 +56,7 @@ def request_block(method, target, headers, host, scheme):
     if method == "CONNECT":
         fields = [(b":method", b"CONNECT")] + ([(b":authority", _b(host))] if host else [])
     else:
-        fields = [(_b(n), _b(v)) for n, v in request_fields(target, method, host, scheme)]
+        fields = [(_b(n), _b(v)) for n, v in request_fields(target, method, host or None, scheme)]
     items = headers.items() if isinstance(headers, dict) else (headers or [])
     for k, v in items:
         name = _b(k).lower()
@@ -132,13 +132,16 @@ class Conn:
         for i in range(0, len(body), 16384):
             part = body[i:i + 16384]
             self.h2.send(frame_data(sid, part, i + len(part) == len(body)))
-        self.pending.append((sid, method))
+        self.pending.append((sid, (method, target, headers, host)))
 
     def read_response(self, method=None, timeout=None):
-        sid, sent_method = self.pending.pop(0)
+        sid, req = self.pending.pop(0)
         r = self.h2.wait(sid, self.timeout if timeout is None else timeout)
         del self.h2.responses[sid]
-        return to_response(r, method or sent_method, sid)
+        resp = to_response(r, method or req[0], sid)
+        if DIFF is not None:
+            compare(resp, DIFF(*req))
+        return resp
 
     def exchange(self, method="GET", target="/", headers=None, version="HTTP/1.1",
                  host="localhost", timeout=None):
@@ -177,3 +180,30 @@ class Conn:
 
 def frame_data(sid, payload, last):
     return frame(DATA, END_STREAM if last else 0, sid, payload)
+
+
+# PITH_H2_DIFF=1: conftest sets this to a function that asks the same
+# request over HTTP/1.1; every answer is then compared with HTTP/1.1's.
+DIFF = None
+VOLATILE = frozenset(["date"])
+
+
+def _normal(resp):
+    fields = [(n.lower(), v) for n, v in resp.fields
+              if n.lower() not in CONNECTION_SPECIFIC and n.lower() not in VOLATILE]
+    body = resp.body
+    ct = resp.get("content-type") or ""
+    m = ct.partition("boundary=")[2]
+    if m:
+        fields = [(n, v.replace(m, "BOUNDARY")) for n, v in fields]
+        body = body.replace(m.encode(), b"BOUNDARY")
+    return resp.status, fields, body
+
+
+def compare(h2, h1):
+    a, b = _normal(h2), _normal(h1)
+    assert a[0] == b[0], "status: HTTP/2 %d, HTTP/1.1 %d" % (a[0], b[0])
+    assert a[1] == b[1], "fields differ:\nHTTP/2:\n%s\nHTTP/1.1:\n%s" % (
+        h2.head_text(), h1.head_text())
+    if b[2] != a[2] and h1.get("transfer-encoding") is None:
+        raise AssertionError("bodies differ: HTTP/2 %d bytes, HTTP/1.1 %d" % (len(a[2]), len(b[2])))
