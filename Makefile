@@ -278,10 +278,11 @@ test-tiny: pith-tiny build/tiny/pith-tiny-testhook
 test-cross: pith-tiny cross
 	PITH_CROSS=1 PITH_BIN=$(CURDIR)/pith-tiny $(PYTEST) -n 0 tests/test_tiny_cross.py
 
-# The aarch64 pith-tiny under a real arm64 kernel with its sandbox on:
+# The aarch64 pith-tiny under a real arm64 kernel with its sandbox on, and the
+# aarch64 pith-router (no sandbox in that profile) answering the same requests:
 # Debian's arm64 cloud kernel in qemu-system-aarch64 (scripts/qemu-arm64-run
 # fetches it and busybox once, into build/arm64-guest/), one boot, about 10 s.
-test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook
+test-arm64-kernel: cross-aarch64 build/tiny-aarch64/pith-tiny-testhook cross-router-aarch64
 	PITH_ARM64_KERNEL=1 $(PYTEST) -n 0 tests/test_tiny_arm64_kernel.py
 
 # Each architecture's stripped size against its budget, and where the bytes go.
