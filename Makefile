@@ -393,6 +393,7 @@ test-h2: pith
 test-asan: pith-asan
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
+	PITH_H2=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES))
 
 # The steps run in this order even under `make -j check`: the builds (and
 # the unit tests) may run side by side, but the pytest passes have timing
@@ -407,6 +408,7 @@ check:
 	$(STEP) build $(MAKE) all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross router
 	$(STEP) test $(MAKE) test
 	$(STEP) test-tls $(MAKE) test-tls
+	$(STEP) test-h2 $(MAKE) test-h2
 	$(STEP) test-asan $(MAKE) test-asan
 	$(STEP) package-check $(MAKE) package-check
 	$(STEP) test-tiny $(MAKE) test-tiny
