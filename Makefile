@@ -42,7 +42,7 @@ FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-asan check clean \
+.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-h2 test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
         $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
         router test-router test-router-cross cross-router-mips16e-mips cross-router-mips16e-mipsel $(addprefix cross-router-,$(TINY_ARCHES))
@@ -379,9 +379,27 @@ test-tls: pith
 	    $(addprefix tests/,$(TLS_TEST_FILES) $(TLS_TEST_FILES_ONCE)) $(TLS_DESELECT)
 	PITH_TLS=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) $(addprefix tests/,$(TLS_TEST_FILES)) $(TLS_DESELECT)
 
+# The black-box files below run once more over HTTP/2 (PITH_H2=1: the
+# fixture's request helpers speak HTTP/2 through tests/h2_adapter.py and
+# hand back the same Response objects, checked by RFC 9113's rules; see
+# tests/conftest.py): the files whose subject is HTTP's semantics (files,
+# Range, conditionals, variants, paths, site features, errors), h2c by
+# prior knowledge and TLS with ALPN h2. What has no HTTP/2 form (raw bytes,
+# pipelining) is marked h1_only and skips there.
+H2_TEST_FILES = test_range.py test_conditional.py test_precomp_negotiation.py \
+                test_site_features.py test_directories.py test_dotfiles.py test_mime.py \
+                test_paths.py test_methods.py test_headers.py
+H2_PASSES = epoll: epoll:tls uring: uring:tls
+test-h2: pith
+	@set -e; for p in $(H2_PASSES); do io=$${p%%:*}; tls=$${p#*:}; \
+	    echo "test-h2: $$io, $${tls:-h2c}"; \
+	    PITH_H2=1 PITH_TLS=$$([ -n "$$tls" ] && echo 1) PITH_IO=$$io PITH_BIN=$(CURDIR)/pith \
+	        $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES)); done
+
 test-asan: pith-asan
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
+	PITH_H2=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES))
 
 # The steps run in this order even under `make -j check`: the builds (and
 # the unit tests) may run side by side, but the pytest passes have timing
@@ -396,6 +414,7 @@ check:
 	$(STEP) build $(MAKE) all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross router
 	$(STEP) test $(MAKE) test
 	$(STEP) test-tls $(MAKE) test-tls
+	$(STEP) test-h2 $(MAKE) test-h2
 	$(STEP) test-asan $(MAKE) test-asan
 	$(STEP) package-check $(MAKE) package-check
 	$(STEP) test-tiny $(MAKE) test-tiny
