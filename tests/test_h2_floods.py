@@ -47,6 +47,15 @@ def served(connect, path="/index.html", method="GET"):
         assert r.status == 200 and time.monotonic() - t < 2, r
 
 
+def warm(connect):
+    """Both files the flood tests ask for, in the cache before a test counts
+    the worker's descriptors: a cached file's descriptor stays open, so one
+    first cached by served() after the count would read as a leak (it did,
+    under xdist, where another module's tests had not cached it yet)."""
+    served(connect, "/big.bin", "HEAD")
+    served(connect, "/index.html")
+
+
 # ASan keeps freed memory in quarantine (nghttp2 allocates a record per
 # frame it queues), so its RSS says nothing about what pith holds.
 ASAN = "asan" in os.path.basename(PITH_BIN)
@@ -72,7 +81,7 @@ def test_rapid_reset_cve_2023_44487(connect, srv):
     once resets outrun completed responses by pith's budget (100), long
     before nghttp2's own rate limit (a burst of 1000)."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")  # cached: its descriptor stays open
+    warm(connect)
     before = settled_fd_count(pid)
     with connect() as h:
         burst = b""
@@ -178,7 +187,7 @@ def test_ack_flood_without_reading_cve_2019_9512_9515(connect, srv, what):
 def test_zero_window_cve_2019_9517(connect, srv):
     """A window of 0 forever, with streams open: the deadline ends it."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
+    warm(connect)
     before = settled_fd_count(pid)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)]) as h:
         for _ in range(10):
@@ -224,8 +233,7 @@ def test_data_dribble_cve_2019_9511(connect, srv, docroot):
     served meanwhile; once the grants stop the deadline (2 s) ends the
     connection, and the worker's descriptors and memory come back."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
-    served(connect, "/index.html")  # both cached before the count
+    warm(connect)
     before, rss = settled_fd_count(pid), rss_kib(pid)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)], auto_window=False) as h:
         big = [h.send_headers(request_fields("/big.bin")) for _ in range(10)]
@@ -252,7 +260,7 @@ def test_data_dribble_on_the_connection_window_cve_2019_9511(connect, srv):
     stream 0, with 10 streams waiting: frames of 1 KiB or more, no more
     bytes than granted."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
+    warm(connect)
     before = settled_fd_count(pid)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 2**31 - 1)], auto_window=False) as h:
         for _ in range(10):
@@ -395,7 +403,7 @@ def test_random_frames_leave_the_worker_standing(connect, srv):
     import random
     rnd = random.Random(20)
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
+    warm(connect)
     before = settled_fd_count(pid)
     for n in range(150):
         with connect() as h:
