@@ -316,9 +316,14 @@ def fd_count(pid):
 
 
 def socket_inodes(pid):
-    """Inodes of the sockets that pid holds open."""
+    """Inodes of the sockets that pid holds open (none once it has exited:
+    a worker listed a moment ago may be gone by now)."""
     out = set()
-    for f in os.listdir("/proc/%d/fd" % pid):
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except FileNotFoundError:
+        return out
+    for f in fds:
         try:
             link = os.readlink("/proc/%d/fd/%s" % (pid, f))
         except OSError:
