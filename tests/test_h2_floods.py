@@ -47,6 +47,15 @@ def served(connect, path="/index.html", method="GET"):
         assert r.status == 200 and time.monotonic() - t < 2, r
 
 
+def warm(connect):
+    """Both files the flood tests ask for, in the cache before a test counts
+    the worker's descriptors: a cached file's descriptor stays open, so one
+    first cached by served() after the count would read as a leak (it did,
+    under xdist, where another module's tests had not cached it yet)."""
+    served(connect, "/big.bin", "HEAD")
+    served(connect, "/index.html")
+
+
 # ASan keeps freed memory in quarantine (nghttp2 allocates a record per
 # frame it queues), so its RSS says nothing about what pith holds.
 ASAN = "asan" in os.path.basename(PITH_BIN)
@@ -72,7 +81,7 @@ def test_rapid_reset_cve_2023_44487(connect, srv):
     once resets outrun completed responses by pith's budget (100), long
     before nghttp2's own rate limit (a burst of 1000)."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")  # cached: its descriptor stays open
+    warm(connect)
     before = settled_fd_count(pid)
     with connect() as h:
         burst = b""
@@ -178,7 +187,7 @@ def test_ack_flood_without_reading_cve_2019_9512_9515(connect, srv, what):
 def test_zero_window_cve_2019_9517(connect, srv):
     """A window of 0 forever, with streams open: the deadline ends it."""
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
+    warm(connect)
     before = settled_fd_count(pid)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)]) as h:
         for _ in range(10):
@@ -187,6 +196,98 @@ def test_zero_window_cve_2019_9517(connect, srv):
         served(connect)
         assert h.wait_closed(10) and time.monotonic() - t < 6
     assert settled_fd_count(pid) == before
+
+
+# pith's least DATA frame when the window, not the body, is short
+# (H2_WINDOW_MIN in src/server/h2_internal.h).
+WINDOW_MIN = 1024
+
+
+def dribble(h, updates, batch=250):
+    """Sends the frames in updates (WINDOW_UPDATEs) in batches, reading
+    what comes between; then reads on for a moment. The DATA frames that
+    came: [(stream, length, flags)]."""
+    frames = []
+
+    def read_for(seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            f = h.read_frame(max(0.01, deadline - time.monotonic()))
+            if f is None:
+                return
+            if f[0] == DATA:
+                frames.append((f[2], len(f[3]), f[1]))
+
+    for i in range(0, len(updates), batch):
+        h.send(b"".join(updates[i:i + batch]))
+        read_for(0.02)
+    read_for(0.5)
+    return frames
+
+
+def test_data_dribble_cve_2019_9511(connect, srv, docroot):
+    """Streams opened with a window of 0, then granted 1 byte at a time
+    (27,500 WINDOW_UPDATEs): pith sends no DATA frame below 1 KiB unless it
+    carries the rest of the body (index.html's 57 bytes go in one frame),
+    rather than a frame, a send and a TLS record per byte. Another client is
+    served meanwhile; once the grants stop the deadline (2 s) ends the
+    connection, and the worker's descriptors and memory come back."""
+    pid = srv.worker()
+    warm(connect)
+    before, rss = settled_fd_count(pid), rss_kib(pid)
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)], auto_window=False) as h:
+        big = [h.send_headers(request_fields("/big.bin")) for _ in range(10)]
+        small = h.send_headers(request_fields("/index.html"))
+        frames = dribble(h, [window_update(sid, 1) for _ in range(2500) for sid in big + [small]])
+        served(connect)
+        body = docroot.files["index.html"]
+        assert [(n, fl & END_STREAM) for sid, n, fl in frames if sid == small] == \
+            [(len(body), END_STREAM)]
+        assert h.responses[small].body == body
+        for sid in big:
+            sizes = [n for s, n, _ in frames if s == sid]
+            assert all(n >= WINDOW_MIN for n in sizes), sizes[:20]
+            assert 2500 - WINDOW_MIN < sum(sizes) <= 2500, sizes
+        t = time.monotonic()
+        assert h.wait_closed(10) and time.monotonic() - t < 6
+    assert settled_fd_count(pid) == before
+    assert rss_kib(pid) - rss < 4 * 1024
+
+
+def test_data_dribble_on_the_connection_window_cve_2019_9511(connect, srv):
+    """The same through the connection's window: huge stream windows, the
+    connection's 65,535 bytes spent, then 20,000 grants of 1 byte on
+    stream 0, with 10 streams waiting: frames of 1 KiB or more, no more
+    bytes than granted."""
+    pid = srv.worker()
+    warm(connect)
+    before = settled_fd_count(pid)
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 2**31 - 1)], auto_window=False) as h:
+        for _ in range(10):
+            h.send_headers(request_fields("/big.bin"))
+        got = 0
+        while True:  # the connection's window, less a rest under 1 KiB
+            f = h.read_frame(0.5 if got > 65535 - WINDOW_MIN else 5)
+            if f is None:
+                break
+            got += len(f[3]) if f[0] == DATA else 0
+        assert 65535 - WINDOW_MIN < got <= 65535, got
+        frames = dribble(h, [window_update(0, 1)] * 20000)
+        served(connect)
+        sizes = [n for _, n, _ in frames]
+        left = 65535 - got + 20000
+        assert sizes and all(n >= WINDOW_MIN for n in sizes), sizes[:20]
+        assert left - WINDOW_MIN < sum(sizes) <= left, (left, sizes)
+        assert h.wait_closed(10)
+    assert settled_fd_count(pid) == before
+
+
+def test_a_window_of_the_minimum_is_served(connect, docroot):
+    """A client whose window is exactly 1 KiB, given back frame by frame,
+    still gets its 64 KiB (H2_WINDOW_MIN does not stall it)."""
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, WINDOW_MIN)]) as h:
+        r = h.request("/big.bin", extra=[("range", "bytes=0-65535")], timeout=20)
+        assert r.status == 206 and r.body == docroot.files["big.bin"][:65536]
 
 
 def test_reader_that_stops_costs_the_bound(connect, srv):
@@ -302,7 +403,7 @@ def test_random_frames_leave_the_worker_standing(connect, srv):
     import random
     rnd = random.Random(20)
     pid = srv.worker()
-    served(connect, "/big.bin", "HEAD")
+    warm(connect)
     before = settled_fd_count(pid)
     for n in range(150):
         with connect() as h:

@@ -299,9 +299,16 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud
     return 0;
 }
 
+static bool sets_initial_window(const nghttp2_settings *f)
+{
+    for (size_t i = 0; i < f->niv; i++)
+        if (f->iv[i].settings_id == NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+            return true;
+    return false;
+}
+
 static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
-    (void)s;
     struct h2_conn *hc = ud;
     switch (f->hd.type) {
     case NGHTTP2_HEADERS:
@@ -314,6 +321,15 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
             h2_glitch(hc->w, hc);
         break;
     case NGHTTP2_RST_STREAM: stats_add(&hc->w->stats->h2_resets_recv, 1); break;
+    case NGHTTP2_WINDOW_UPDATE:
+        h2_stream_window(hc, f->hd.stream_id, (uint32_t)f->window_update.window_size_increment);
+        break;
+    case NGHTTP2_SETTINGS:
+        if (!(f->hd.flags & NGHTTP2_FLAG_ACK) && sets_initial_window(&f->settings))
+            h2_stream_window(hc, -1,
+                             nghttp2_session_get_remote_settings(
+                                 s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
+        break;
     default: break;
     }
     return 0;
@@ -495,10 +511,13 @@ void h2_conn_start(struct worker *w, struct conn *c)
         .glitch_tokens = (int64_t)H2_GLITCH_BURST * 1000,
         .glitch_ms = w->now_ms,
         .reset_budget = H2_RESET_BUDGET,
+        .conn_grant = NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE, /* RFC 9113 §6.9.2 */
     };
     c->h2 = hc;
     c->state = CONN_READ;
     stats_add(&w->stats->h2_conns, 1);
+    /* Fails on a Unix socket (no TCP): nothing to bound there. */
+    (void)sys_set_notsent_lowat(c->fd, H2_NOTSENT_LOWAT);
     session_mem(w, hc);
     if (nghttp2_session_server_new3(&hc->session, w->h2->callbacks, hc, w->h2->option, &hc->mem) !=
         0) {

@@ -42,6 +42,25 @@ struct exchange;
 /* A DATA frame is not cut smaller than this to fit the buffer's rest (no
  * dribble of tiny frames; lighttpd defers frames under 2 KiB likewise). */
 #define H2_FRAME_MIN 4096
+/* Nor is a DATA frame sent smaller than this because the client's
+ * flow-control window is (unless it carries the rest of the body's piece):
+ * a client that grants a few bytes at a time (CVE-2019-9511, "data
+ * dribble") would otherwise get a 9-byte header, a send and a TLS record
+ * per byte it grants. The stream waits until its window reaches this, as
+ * for a zero window; a frame's fixed cost stays under 4% of its bytes.
+ * Only the rest of a grant of at least this much (WINDOW_UPDATE, the
+ * initial window) goes smaller, in the one frame that empties it, so a
+ * client that gives window back only once it is spent is not stalled.
+ * lighttpd waits for 2048 bytes likewise; h2o and nginx send what the
+ * window allows (nginx bounds the DATA frames a connection holds at 10,000). */
+#define H2_WINDOW_MIN 1024
+/* TCP_NOTSENT_LOWAT of an HTTP/2 connection: the socket holds at most
+ * about this much not yet sent (beyond what is in flight), so what goes
+ * next is still nghttp2's choice (RFC 9218 priorities, round-robin) rather
+ * than megabytes already queued in the kernel's send buffer ahead of a
+ * small asset; one output buffer (32 KiB) plus this is what is committed.
+ * 16 KiB: h2o's and Cloudflare's figure; a full frame fits. */
+#define H2_NOTSENT_LOWAT (16 * 1024)
 /* The header list a request may have: name + value + 32 per field (RFC 9113
  * §6.5.2), the same 16 KiB the HTTP/1 head gets; past it the answer is 431. */
 #define H2_HEADER_LIST_MAX (16 * 1024)
@@ -99,6 +118,9 @@ struct h2_conn {
     int64_t glitch_tokens; /* the glitch bucket, in thousandths */
     int64_t glitch_ms;     /* when it was last refilled */
     int reset_budget;
+    uint32_t conn_window_need; /* the least window a stream waits for from the
+                                  connection's (0: none waits for it) */
+    uint32_t conn_grant;       /* the client's last grant of connection window */
 };
 
 struct h2_stream {
@@ -112,11 +134,14 @@ struct h2_stream {
     char *pseudo;        /* the pseudo-headers' values, in the out region */
     uint32_t pseudo_len;
     struct span method, path, authority, scheme;
-    bool has_host;     /* a host field came (used when :authority did not) */
-    bool has_priority; /* the client said its RFC 9218 priority */
-    bool too_big;      /* the header list passed H2_HEADER_LIST_MAX: 431 */
-    bool answered;     /* the response was submitted */
-    bool deferred;     /* its DATA waits for room (nghttp2_session_resume_data) */
+    bool has_host;        /* a host field came (used when :authority did not) */
+    bool has_priority;    /* the client said its RFC 9218 priority */
+    bool too_big;         /* the header list passed H2_HEADER_LIST_MAX: 431 */
+    bool answered;        /* the response was submitted */
+    bool deferred;        /* its DATA waits for room (nghttp2_session_resume_data) */
+    bool conn_window;     /* window_need waits on the connection's window */
+    uint32_t window_need; /* its DATA waits until the flow-control window is this (0: not) */
+    uint32_t grant;       /* the client's last grant of stream window (or its initial one) */
 };
 
 /* ---- h2_conn.c, for h2_stream.c ---- */
@@ -143,6 +168,10 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id);
 void h2_stream_free_all(struct worker *w, struct h2_conn *hc);
 /* Resumes the streams whose DATA waited for room in the output buffer. */
 void h2_stream_resume(struct h2_conn *hc);
+/* The client granted window: WINDOW_UPDATE of `grant` on stream id (0: the
+ * connection's), or SETTINGS_INITIAL_WINDOW_SIZE of `grant` (id -1, every
+ * stream's). Resumes the streams whose DATA waited for that much. */
+void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant);
 
 /* The worker's HTTP/2 state (worker.h: w->h2). */
 struct h2_worker {

@@ -73,6 +73,8 @@ void h2_stream_begin(struct worker *w, struct h2_conn *hc, int32_t id)
         hc->first->prev = st;
     hc->first = st;
     hc->nstreams++;
+    st->grant =
+        nghttp2_session_get_remote_settings(hc->session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
     stats_add(&w->stats->h2_streams, 1);
     nghttp2_session_set_stream_user_data(hc->session, id, st);
 }
@@ -116,6 +118,66 @@ void h2_stream_resume(struct h2_conn *hc)
 static struct h2_stream *stream_of(nghttp2_session *s, int32_t id)
 {
     return nghttp2_session_get_stream_user_data(s, id);
+}
+
+/* ---- waiting for window (CVE-2019-9511) ------------------------------------------------ */
+
+/* Whether a window allows a DATA frame of need bytes: it holds them, or
+ * it is the rest (above 0) of a grant of at least H2_WINDOW_MIN, which the
+ * frame then empties. */
+static bool window_allows(int32_t window, uint32_t grant, uint32_t need)
+{
+    return window >= (int32_t)need || (window > 0 && grant >= H2_WINDOW_MIN);
+}
+
+/* Whether both windows (the stream's and the connection's) allow what the
+ * stream waits for; if not, it notes which one it waits on, and the
+ * connection's least need among those waiting on its window. */
+static bool window_ready(struct h2_conn *hc, struct h2_stream *st)
+{
+    int32_t conn = nghttp2_session_get_remote_window_size(hc->session);
+    int32_t own = nghttp2_session_get_stream_remote_window_size(hc->session, st->id);
+    st->conn_window = !window_allows(conn, hc->conn_grant, st->window_need);
+    if (!st->conn_window && window_allows(own, st->grant, st->window_need))
+        return true;
+    if (st->conn_window && (hc->conn_window_need == 0 || st->window_need < hc->conn_window_need))
+        hc->conn_window_need = st->window_need;
+    return false;
+}
+
+static void window_resume(struct h2_conn *hc, struct h2_stream *st)
+{
+    st->window_need = 0;
+    nghttp2_session_resume_data(hc->session, st->id);
+}
+
+void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant)
+{
+    if (id > 0) {
+        struct h2_stream *st = stream_of(hc->session, id);
+        if (st)
+            st->grant = grant;
+        if (st && st->window_need && window_ready(hc, st))
+            window_resume(hc, st);
+        return;
+    }
+    if (id == 0)
+        hc->conn_grant = grant;
+    else
+        for (struct h2_stream *st = hc->first; st; st = st->next)
+            st->grant = grant;
+    /* The connection's window: nothing to look at until it holds the least
+     * any stream waits for, so a dribble of 1-byte updates costs one
+     * comparison each. Then (or after SETTINGS, id < 0) each waiting stream
+     * is looked at, and those still short are noted again. */
+    if (id == 0 && (hc->conn_window_need == 0 ||
+                    !window_allows(nghttp2_session_get_remote_window_size(hc->session),
+                                   hc->conn_grant, hc->conn_window_need)))
+        return;
+    hc->conn_window_need = 0;
+    for (struct h2_stream *st = hc->first; st; st = st->next)
+        if (st->window_need && (id < 0 || st->conn_window) && window_ready(hc, st))
+            window_resume(hc, st);
 }
 
 /* ---- the request ----------------------------------------------------------------------- */
@@ -342,8 +404,9 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id)
 /* The next DATA frame's length: the front of the queue (refilled from the
  * body source when dry), at most what flow control allows (length) and
  * what the output buffer has room for; the payload is written by
- * send_data. Deferred (resumed once the buffer drains) when the room left
- * would make a small frame of a bigger piece. */
+ * send_data. Deferred when the window (resumed when it grows) or the room
+ * left (resumed once the buffer drains) would make a small frame of a
+ * bigger piece. */
 static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
                          uint32_t *flags, nghttp2_data_source *source, void *ud)
 {
@@ -375,6 +438,15 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
     }
     uint64_t avail = outq_front(&x->q)->len;
     size_t n = avail < length ? (size_t)avail : length;
+    /* length is the flow-control window (or the 16 KiB frame): a frame it
+     * would cut below H2_WINDOW_MIN waits for more (h2_stream_window). */
+    uint32_t need = avail < H2_WINDOW_MIN ? (uint32_t)avail : H2_WINDOW_MIN;
+    if (length < need) {
+        st->window_need = need;
+        if (!window_ready(hc, st))
+            return NGHTTP2_ERR_DEFERRED;
+        st->window_need = 0; /* the rest of a grant: this frame empties it */
+    }
     uint32_t room = h2_out_room(hc);
     if (room < FRAME_HDLEN + (n < H2_FRAME_MIN ? n : H2_FRAME_MIN)) {
         st->deferred = true;

@@ -39,7 +39,8 @@ static const struct lockdown_syscall common[] = {
     ALLOW(pread64, "small files read into the cache"),
     ALLOW(sendfile, "file bodies"),
     ALLOW(setsockopt,
-          "TCP_NODELAY on accept, SO_LINGER for a reset; kTLS (OpenSSL), TCP_CORK (HTTPS)"),
+          "TCP_NODELAY on accept, SO_LINGER for a reset; kTLS (OpenSSL), TCP_CORK (HTTPS), "
+          "TCP_NOTSENT_LOWAT (HTTP/2)"),
     ALLOW(getsockopt, "OpenSSL (HTTPS): kTLS and socket state"),
     ALLOW(getpeername, "the peer's address for the access log (io_uring's accept gives none)"),
     ALLOW(shutdown, "the write side ends before a lingering close"),

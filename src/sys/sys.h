@@ -83,6 +83,9 @@ int sys_set_nodelay(int fd);
  * and turning it off sends the rest at once (HTTPS batches its records).
  * Only the full build defines it: pith-tiny has no HTTPS. */
 int sys_set_cork(int fd, bool on);
+/* TCP_NOTSENT_LOWAT: the socket takes more bytes (and polls writable) only
+ * while fewer than `bytes` of what it holds are unsent. Full build only. */
+int sys_set_notsent_lowat(int fd, int bytes);
 int sys_shutdown_write(int fd);
 int sys_set_linger_reset(int fd);
 

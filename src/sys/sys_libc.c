@@ -265,6 +265,11 @@ int sys_set_cork(int fd, bool on)
     return (int)ret(setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v));
 }
 
+int sys_set_notsent_lowat(int fd, int bytes)
+{
+    return (int)ret(setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes));
+}
+
 int sys_shutdown_write(int fd)
 {
     return (int)ret(shutdown(fd, SHUT_WR));
