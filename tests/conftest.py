@@ -79,6 +79,15 @@ if PITH_TLS:
 
     _ctx = ssl.create_default_context(cafile=tls_pki()["ca"])
     http_raw.TLS_CONTEXT = _ctx
+# PITH_H2=1 (make test-h2): the fixture's request helpers (PithServer.get and
+# .conn) speak HTTP/2 through tests/h2_adapter.py, TLS with ALPN h2 on the
+# TLS port under PITH_TLS=1, h2c by prior knowledge on the plain port
+# otherwise, and hand back http_raw.Response objects ("HTTP/2" their
+# version), so the files in the Makefile's H2_TEST_FILES run unchanged over
+# HTTP/2. What has no HTTP/2 form (raw bytes, other versions,
+# connection-specific fields) raises h2_adapter.NotH2; a test of that kind
+# carries @pytest.mark.h1_only("why") and skips in these passes.
+PITH_H2 = os.environ.get("PITH_H2") == "1"
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
 # The master's line about a worker that died (src/server/master.c,
 # report_exit): "worker 0 (pid 4242) was killed by signal 11; starting a new
@@ -134,10 +143,16 @@ def pytest_configure(config):
                             "pith-tiny leaves out (skipped for pith-tiny, with the reason)")
     config.addinivalue_line("markers", "router_lacks(reason): needs a feature the router "
                             "profile leaves out (skipped for pith-router, with the reason)")
+    config.addinivalue_line("markers", "h1_only(reason): HTTP/1 by its nature (raw bytes, "
+                            "versions, connection fields): skipped in the HTTP/2 passes "
+                            "(PITH_H2=1), with the reason")
 
 
 def pytest_report_header(config):
-    return "pith binary: %s; event loop: %s" % (PITH_BIN, PITH_IO or "auto")
+    return "pith binary: %s; event loop: %s; protocol: %s" % (
+        PITH_BIN, PITH_IO or "auto",
+        ("HTTP/2 over TLS" if PITH_TLS else "h2c") if PITH_H2 else
+        "HTTP/1.1 over TLS" if PITH_TLS else "HTTP/1.1")
 
 
 def _uring_unavailable():
@@ -173,6 +188,12 @@ def pytest_collection_modifyitems(config, items):
             if m and not item.get_closest_marker("full_only"):
                 item.add_marker(pytest.mark.skip(reason="pith-router: not in the router "
                                                  "profile: %s" % (m.args[0] if m.args else "?")))
+    if PITH_H2:
+        for item in items:
+            m = item.get_closest_marker("h1_only")
+            if m:
+                item.add_marker(pytest.mark.skip(reason="HTTP/2 pass: HTTP/1 only: %s"
+                                                 % (m.args[0] if m.args else "?")))
     why = _uring_unavailable()
     if not why:
         return
@@ -706,14 +727,29 @@ class PithServer:
 
     # -- client helpers -------------------------------------------------------------
     def conn(self, **kw):
-        return http_raw.Conn(self.port, self.addr if self.addr not in ("::", "0.0.0.0") else
-                             "127.0.0.1", **kw)
+        """A client connection: http_raw.Conn, or under PITH_H2=1 an HTTP/2
+        one with the same request interface (tests/h2_adapter.py)."""
+        host = self.addr if self.addr not in ("::", "0.0.0.0") else "127.0.0.1"
+        if PITH_H2:
+            import h2_adapter
+
+            if os.environ.get("PITH_H2_DIFF") == "1":
+                h2_adapter.DIFF = lambda m, t, h, hs: http_raw.fetch(
+                    self.port, t, m, h, "HTTP/1.1", hs, host)
+            kw.pop("family", None)
+            return h2_adapter.Conn(self.port, host, tls=tls_pki()["ca"] if PITH_TLS else None,
+                                   **kw)
+        return http_raw.Conn(self.port, host, **kw)
 
     def get(self, target="/", method="GET", headers=None, version="HTTP/1.1", host="localhost"):
         with self.conn() as c:
             return c.exchange(method, target, headers, version, host)
 
     def raw(self, data, method="GET", close_wait=5.0):
+        if PITH_H2:
+            import h2_adapter
+
+            raise h2_adapter.NotH2("raw bytes (server.raw)")
         return http_raw.raw(self.port, data, self.addr, method, close_wait)
 
 

@@ -124,6 +124,7 @@ def test_head_304_then_keepalive(server, docroot):
     _assert_validators(r)
 
 
+@pytest.mark.h1_only("pipelining: raw requests back to back on one connection")
 def test_304_on_pipelined_requests(server, docroot):
     tag = _etag(server)
     req = ("GET /index.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: %s\r\n\r\n" % tag).encode()

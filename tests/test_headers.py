@@ -79,10 +79,37 @@ ERROR_REQUESTS = [
 ]
 
 
+@pytest.mark.h1_only("raw bytes: request lines and heads (test_error_shape_through_the_helpers "
+                     "has their HTTP/2 forms)")
 @pytest.mark.parametrize("req,status", ERROR_REQUESTS, ids=[str(s) + "-" + str(i) for i, (_, s) in
                                                            enumerate(ERROR_REQUESTS)])
 def test_error_has_small_html_body_no_cache_control(server, req, status):
     r, _, _ = server.raw(req, close_wait=0.5)
+    assert r.status == status
+    assert r.get("Content-Type", "").lower().startswith("text/html"), r.head_text()
+    assert r.get("Cache-Control") is None, r.head_text()
+    assert 0 < len(r.body) <= 2048
+    assert r.get("Content-Length") == str(len(r.body))
+    assert r["Server"] == "pith/" + VERSION
+
+
+# The rows of ERROR_REQUESTS that HTTP/2 can carry, through the fixture's
+# helpers, so the HTTP/2 passes (PITH_H2=1) check the same error shape.
+HELPER_ERRORS = [
+    ("GET", "/nope", [], 404),
+    ("GET", "/.hidden", [], 403),
+    ("GET", "/../x", [], 400),
+    ("POST", "/index.html", [], 405),
+    ("PROPFIND", "/index.html", [], 501),
+    ("GET", "/" + "a" * 9000, [], 414),
+    ("GET", "/", [("X-Big", "b" * 17000)], 431),
+]
+
+
+@pytest.mark.parametrize("method,target,headers,status", HELPER_ERRORS,
+                         ids=[str(s) for _, _, _, s in HELPER_ERRORS])
+def test_error_shape_through_the_helpers(server, method, target, headers, status):
+    r = server.get(target, method=method, headers=headers)
     assert r.status == status
     assert r.get("Content-Type", "").lower().startswith("text/html"), r.head_text()
     assert r.get("Cache-Control") is None, r.head_text()

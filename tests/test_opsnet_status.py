@@ -125,6 +125,39 @@ def test_healthz_503_while_draining(pith):
     assert http_raw.connect_error(sp) is not None, "the status port outlived the server"
 
 
+def test_healthz_503_while_no_worker_is_up(pith):
+    """A worker is replaced at once when it dies, but its replacement that
+    dies young only after a backoff (1 s): meanwhile no worker accepts, and
+    /healthz says so (503, "no worker up"; not "draining": nothing is
+    stopping), then 200 again with the next one. Kills the mutant that
+    reads "up >= 0" for "up > 0"."""
+    s = pith("--status", "127.0.0.1:0", "--workers", "1", allow_worker_crash=True)
+    sp = status_port(s)
+    assert wait_healthy(sp).status == 200
+    (first,) = serving_workers(s)
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while serving_workers(s) in ([], [first]):
+        assert time.monotonic() < deadline, "no replacement for the first worker"
+        time.sleep(0.02)
+    assert wait_healthy(sp).status == 200
+    (worker,) = serving_workers(s)
+    os.kill(worker, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    seen = []
+    while time.monotonic() < deadline:
+        r = status_get(sp, "/healthz", timeout=1)
+        seen.append((r.status, r.body))
+        if r.status == 503:
+            break
+        time.sleep(0.02)
+    assert seen[-1] == (503, b"no worker up\n"), seen
+    assert metrics(sp)["pith_workers_up"] == 0 and metrics(sp)["pith_draining"] == 0
+    r = wait_healthy(sp, timeout=10)
+    assert r.status == 200 and r.body == b"ok\n", r
+    assert worker not in serving_workers(s)
+
+
 def test_status_requests_are_parsed_strictly(pith):
     s = pith("--status", "127.0.0.1:0")
     sp = status_port(s)

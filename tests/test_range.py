@@ -374,6 +374,7 @@ def test_multipart_boundary_differs(server, files):
 
 
 @pytest.mark.router_lacks("multipart/byteranges (several ranges: 200 with the whole file)")
+@pytest.mark.h1_only("pipelining: raw requests back to back on one connection")
 def test_multipart_keepalive_and_pipelining(server, files):
     data = files["1k.bin"]
     big = files["big.bin"]

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 # tiny_arm64_guest.sh - the guest side of tests/test_tiny_arm64_kernel.py:
 # run by scripts/qemu-arm64-run (busybox sh, as root, in an arm64 guest on
-# Linux 6.1) with /bin/pith-tiny and /bin/pith-tiny-testhook built for
-# aarch64 and the document root at /www. It judges nothing: it records what
-# it saw under /out, which comes back to the host, and the tests there
-# assert it.
+# Linux 6.1) with /bin/pith-tiny, /bin/pith-tiny-testhook and
+# /bin/pith-router built for aarch64 and the document root at /www. It
+# judges nothing: it records what it saw under /out, which comes back to the
+# host, and the tests there assert it.
 #
 #   /out/record        one fact a line: "WORD ARG...", in the order seen
 #   /out/resp/NAME     the raw bytes of a response (head and body)
@@ -20,6 +20,8 @@
 #   nosb     pith-tiny-testhook --no-sandbox: the test hooks succeed
 #   hook     pith-tiny-testhook, sandbox on: Landlock refuses the open outside
 #            the root, seccomp kills the worker that calls getcwd
+#   router   pith-router (the router profile, issue 21; no sandbox), 2 workers:
+#            the main run's requests again, a worker killed and replaced
 # shellcheck shell=dash disable=SC2016
 # (SC2016: wait_for's conditions are quoted to be evaluated at each poll.)
 set -u
@@ -130,10 +132,31 @@ stop() {
     note "exit $1 $?"
     left=0
     for e in /proc/[0-9]*/exe; do
-        case $(readlink "$e" 2>/dev/null) in /bin/pith-tiny*) left=$((left + 1)) ;; esac
+        case $(readlink "$e" 2>/dev/null) in /bin/pith-tiny* | /bin/pith-router) left=$((left + 1)) ;; esac
     done
     note "left $1 $left"
     cp "$LOGDIR/$1".log* "$OUT/"
+}
+
+# every_kind PREFIX PORT: the requests both builds answer the same way, their
+# responses in resp/PREFIXNAME (the host compares the two runs).
+every_kind() {
+    local p=$1 port=$2 etag first second
+    get "${p}get" "$port" /a.txt
+    head_lines "HEAD /a.txt HTTP/1.1" "Host: pith.test" "Connection: close" | req "${p}head" "$port"
+    get "${p}range" "$port" /a.txt "Range: bytes=7-11"
+    etag=$(sed -n 's/^ETag: \(.*\)\r$/\1/p' "$OUT/resp/${p}get")
+    get "${p}inm" "$port" /a.txt "If-None-Match: $etag"
+    get "${p}listing" "$port" /dir/
+    get "${p}notfound" "$port" /nope.txt
+    get "${p}dotdot" "$port" /../secret.txt
+    get "${p}encoded_dotdot" "$port" /%2e%2e/secret.txt
+    get "${p}symlink" "$port" /link.txt
+    first='GET /a.txt HTTP/1.1\r\nHost: pith.test\r\n\r\n'
+    second='GET /dir/f.txt HTTP/1.1\r\nHost: pith.test\r\nConnection: close\r\n\r\n'
+    printf '%b' "$first$second" | req "${p}pipelined" "$port" # one write: both before any answer
+    get_big "${p}big" "$port" /big.bin
+    get "${p}big_range" "$port" /big.bin "Range: bytes=3000000-3000099"
 }
 
 note "kernel $(uname -r) $(uname -m)"
@@ -149,21 +172,7 @@ for w in $W; do proc_note main worker "$w"; done
 for c in $(children "$P"); do is_worker "$c" || proc_note main other "$c"; done
 proc_note main master "$P"
 
-get get 8080 /a.txt
-head_lines "HEAD /a.txt HTTP/1.1" "Host: pith.test" "Connection: close" | req head 8080
-get range 8080 /a.txt "Range: bytes=7-11"
-etag=$(sed -n 's/^ETag: \(.*\)\r$/\1/p' "$OUT/resp/get")
-get inm 8080 /a.txt "If-None-Match: $etag"
-get listing 8080 /dir/
-get notfound 8080 /nope.txt
-get dotdot 8080 /../secret.txt
-get encoded_dotdot 8080 /%2e%2e/secret.txt
-get symlink 8080 /link.txt
-first='GET /a.txt HTTP/1.1\r\nHost: pith.test\r\n\r\n'
-second='GET /dir/f.txt HTTP/1.1\r\nHost: pith.test\r\nConnection: close\r\n\r\n'
-printf '%b' "$first$second" | req pipelined 8080 # one write: both before any answer
-get_big big 8080 /big.bin
-get big_range 8080 /big.bin "Range: bytes=3000000-3000099"
+every_kind "" 8080
 get metrics 8081 /metrics
 get healthz 8081 /healthz
 
@@ -226,6 +235,20 @@ wait_for 15 'ready 1 "$H"' ||
 for w in $(workers "$P"); do proc_note hook replacement "$w"; done
 get hook_after 8100 /a.txt
 stop hook
+
+# ---- router: the router profile (it has no sandbox), the same requests -------------
+start router /bin/pith-router 8110 --workers 2
+wait_for 15 '[ "$(children $P | wc -l)" = 2 ]' || missing "router: 2 workers"
+R=$(children "$P")
+for w in $R; do proc_note router worker "$w"; done
+every_kind router_ 8110
+first_worker=$(echo "$R" | head -1)
+kill -KILL "$first_worker"
+wait_for 15 '[ "$(children $P | wc -l)" = 2 ] && ! children $P | grep -qx "$first_worker"' ||
+    missing "router: a replacement for $first_worker"
+note "killed router $first_worker"
+for i in 1 2 3 4; do get "router_replaced$i" 8110 /a.txt; done
+stop router
 
 note "uptime-end $(cut -d' ' -f1 /proc/uptime)"
 note "done"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compress_run.h - what compress.c (options, messages, the run) and
- * compress_tree.c (the walk, the workers, the writes, pruning) share: the
- * state of one `pith compress` run. Private to those two files.
+ * compress_run.h - what compress.c (options, messages, the run),
+ * compress_tree.c (the walk, the queue, the workers), compress_variant.c
+ * (one file's variants) and compress_stale.c (removing stale variants and
+ * temporary files, --prune) share: the state of one `pith compress` run.
+ * Private to those four files.
  */
 #ifndef PITH_COMPRESS_RUN_H
 #define PITH_COMPRESS_RUN_H
@@ -14,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define MIN_SIZE    256 /* smaller files gain too little to be worth a variant */
@@ -90,6 +93,34 @@ __attribute__((format(printf, 4, 5))) void compress_error(struct run *r, const c
 void compress_progress(struct run *r);
 void compress_draw_bar(struct run *r);
 void compress_clear_bar(struct run *r);
+
+/* compress_tree.c: whether name's media type is one compressed (textual,
+ * or a binary format that compresses well), and as which kind. */
+bool compress_is_compressible(const char *name, enum codec_kind *kind);
+
+/* A dotfile is never compressed nor pruned (except ROOT's .well-known). */
+bool compress_is_dotfile(const char *name, unsigned depth);
+
+/* A variant is current when its mtime is its original's, to the nanosecond. */
+bool compress_same_mtime(const struct stat *a, const struct stat *b);
+
+/* The names in directory fd, sorted (so runs and their output are
+ * reproducible). Returns the count, or -errno; *names is freed with
+ * compress_free_names. */
+int compress_list_dir(int fd, char ***names);
+void compress_free_names(char **names, int n);
+
+/* compress_variant.c, on a worker thread (not holding mu): the variants of
+ * the file it names for the codecs in it->todo, counted in r, failures
+ * named. */
+void compress_file(struct run *r, struct codec_state *cs, const struct item *it);
+
+/* compress_stale.c, on the walker's thread in the second pass: the variants
+ * of name (too small for variants now) whose mtime is not st's; the
+ * temporary files a killed run left in d's variant directory (names: d's
+ * listing, used when the variants are beside the files). */
+void compress_remove_stale(struct run *r, struct dir *d, const char *name, const struct stat *st);
+void compress_remove_stale_tmps(struct run *r, struct dir *d, char **names, int n);
 
 /* Compresses the tree under root_fd (variants beside the files, or under
  * out_fd for --out; out_fd < 0 only with --dry-run and a missing DIR) with

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compress_tree.c - the work of `pith compress`: the walk (directory
- * descriptors, never a symlink followed), the bounded queue and the worker
- * threads, one file's variants written through a temporary file and a
- * rename, and --prune. compress.c holds the options, the messages and the
- * run around it; the rules this keeps are listed at the top of compress.c.
+ * compress_tree.c - the walk of `pith compress` (directory descriptors,
+ * never a symlink followed; which files are compressed and which variants
+ * are missing or not current), the bounded queue and the worker threads.
+ * One file's variants are compress_variant.c's; removing stale variants and
+ * temporary files, and --prune, compress_stale.c's. compress.c holds the
+ * options, the messages and the run around it; the rules this keeps are
+ * listed at the top of compress.c.
  */
 #include "cli/compress_run.h"
 
@@ -22,7 +24,7 @@
 
 /* --- what is compressed ----------------------------------------------------------- */
 
-static bool is_dotfile(const char *name, unsigned depth)
+bool compress_is_dotfile(const char *name, unsigned depth)
 {
     return name[0] == '.' && !(depth == 0 && strcmp(name, ".well-known") == 0);
 }
@@ -37,7 +39,7 @@ static bool starts(struct span s, const char *prefix)
  * (text/..., JavaScript, CSS, JSON, XML, SVG, markdown, csv, webmanifest, ...),
  * and a few binary formats compress well (wasm, TrueType/OpenType/EOT fonts,
  * icons, BMP). Already-compressed formats (images, woff2, archives) do not. */
-static bool compressible(const char *name, enum codec_kind *kind)
+bool compress_is_compressible(const char *name, enum codec_kind *kind)
 {
     struct span type = mime_lookup(span_make(name, strlen(name)));
     static const char *const binary[] = {"application/wasm", "image/vnd.microsoft.icon",
@@ -57,7 +59,7 @@ static bool compressible(const char *name, enum codec_kind *kind)
     return false;
 }
 
-static bool same_mtime(const struct stat *a, const struct stat *b)
+bool compress_same_mtime(const struct stat *a, const struct stat *b)
 {
     return a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
@@ -74,241 +76,10 @@ static unsigned stale_codecs(const struct run *r, const struct dir *d, const cha
         struct stat vst;
         snprintf(vname, sizeof vname, "%s%s", name, codec_suffix(c));
         if (d->out_fd < 0 || fstatat(d->out_fd, vname, &vst, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(vst.st_mode) || !same_mtime(&vst, st))
+            !S_ISREG(vst.st_mode) || !compress_same_mtime(&vst, st))
             todo |= 1u << c;
     }
     return todo;
-}
-
-/* --- writing one variant ----------------------------------------------------------- */
-
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes the variant through a temporary dotfile in the same directory (the
- * server never serves a dotfile, and rename within a directory is atomic).
- * The data is fsync'd before the rename: after a crash the name holds the old
- * variant or the whole new one, never an empty file with a current mtime.
- * Returns 0 or -errno, with *step naming the call that failed. */
-static int write_variant(struct run *r, int dirfd, const char *vname, const unsigned char *p,
-                         size_t n, const struct stat *orig, const char **step)
-{
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, ".pith-compress-%ld-%u.tmp", (long)getpid(),
-             atomic_fetch_add(&r->tmp_seq, 1));
-    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        *step = "cannot create its temporary file";
-        return -errno;
-    }
-    const struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, orig->st_mtim};
-    int e = write_all(fd, p, n);
-    if (e)
-        *step = "cannot write its temporary file";
-    else if (geteuid() == 0 && fchown(fd, orig->st_uid, orig->st_gid) != 0)
-        e = -errno, *step = "cannot give it the original's owner"; /* readable by --user */
-    else if (fchmod(fd, orig->st_mode & 0666) != 0)
-        e = -errno, *step = "cannot set its mode";
-    else if (futimens(fd, times) != 0)
-        e = -errno, *step = "cannot set its mtime";
-    else if (fsync(fd) != 0)
-        e = -errno, *step = "cannot fsync it";
-    if (close(fd) != 0 && !e)
-        e = -errno, *step = "cannot close it";
-    if (!e && renameat(dirfd, tmp, dirfd, vname) != 0)
-        e = -errno, *step = "cannot rename the temporary file to it";
-    if (e)
-        unlinkat(dirfd, tmp, 0);
-    return e;
-}
-
-/* --- one file ---------------------------------------------------------------------- */
-
-/* Whether F (then st) is another file or has other bytes now: a new inode
- * (replaced by a rename), size or mtime. A variant made from bytes read
- * while F changed would get the mtime of before the read, which marks it
- * current for bytes F no longer holds, so it is never written. */
-static bool changed_since(const struct item *it, const struct stat *st)
-{
-    struct stat now;
-    return fstatat(it->dir->fd, it->name, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
-           now.st_ino != st->st_ino || now.st_dev != st->st_dev || now.st_size != st->st_size ||
-           !same_mtime(&now, st);
-}
-
-static void report_changed(struct run *r, const struct item *it)
-{
-    pthread_mutex_lock(&r->mu);
-    compress_error(r, it->dir->rel, it->name,
-                   "changed while it was compressed: no variant written (run again)");
-    pthread_mutex_unlock(&r->mu);
-}
-
-struct outcome {
-    size_t size[CODEC_COUNT];
-    bool kept[CODEC_COUNT];
-    bool changed; /* F changed while it was read or compressed: nothing more is written */
-};
-
-/* Reads the whole file into memory. Returns the buffer (caller frees) and its
- * length, or NULL with *err = -errno and *step set. */
-static unsigned char *read_file(int fd, size_t size, size_t *len, int *err, const char **step)
-{
-    unsigned char *buf = malloc(size ? size : 1);
-    size_t got = 0;
-    if (!buf) {
-        *err = -ENOMEM, *step = "cannot hold in memory";
-        return NULL;
-    }
-    while (got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            *err = -errno, *step = "cannot read";
-            free(buf);
-            return NULL;
-        }
-        if (n == 0)
-            break; /* truncated meanwhile: F's new mtime makes the next run redo it */
-        got += (size_t)n;
-    }
-    *len = got;
-    return buf;
-}
-
-/* Compresses one codec's variant and keeps it, or removes a stale one when
- * the new one would not save MIN_SAVING percent. Caller does not hold mu. */
-static void do_codec(struct run *r, struct codec_state *cs, const struct item *it, enum codec c,
-                     enum codec_kind kind, const unsigned char *in, size_t n, const struct stat *st,
-                     struct outcome *out)
-{
-    char vname[NAME_MAX + 8], why[128];
-    unsigned char *z;
-    size_t zlen;
-    snprintf(vname, sizeof vname, "%s%s", it->name, codec_suffix(c));
-    if (codec_compress(cs, c, r->opt.level, kind, in, n, &z, &zlen, why, sizeof why) < 0) {
-        pthread_mutex_lock(&r->mu);
-        compress_error(r, it->dir->rel, it->name, "%s", why);
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    out->size[c] = zlen;
-    const char *step = NULL;
-    int e = 0;
-    if (changed_since(it, st)) {
-        free(z);
-        out->changed = true;
-        return;
-    }
-    if ((uint64_t)zlen * 100 <= (uint64_t)n * (100 - MIN_SAVING)) {
-        out->kept[c] = true;
-        e = write_variant(r, it->dir->out_fd, vname, z, zlen, st, &step);
-    } else if (unlinkat(it->dir->out_fd, vname, 0) != 0 && errno != ENOENT) {
-        e = -errno, step = "cannot remove it (stale, and a new one would save under 5%)";
-    }
-    free(z);
-    pthread_mutex_lock(&r->mu);
-    if (e)
-        compress_error(r, it->dir->rel, vname, "%s: %s", step, strerror(-e));
-    else if (out->kept[c]) {
-        r->per_codec[c].files++;
-        r->per_codec[c].original += n;
-        r->per_codec[c].variant += zlen;
-    } else
-        r->not_kept++;
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* The plain line for a file (off a terminal). Caller holds mu. */
-static void print_file_line(const struct item *it, size_t n, const struct outcome *o)
-{
-    printf("%s%s: %zu bytes", it->dir->rel, it->name, n);
-    for (int c = 0; c < CODEC_COUNT; c++) {
-        if (!(it->todo & (1u << c)) || !o->size[c])
-            continue;
-        unsigned saved = (unsigned)(n > o->size[c] ? 100 * (n - o->size[c]) / n : 0);
-        if (o->kept[c])
-            printf("; %s %zu (%u%% saved)", codec_name(c), o->size[c], saved);
-        else
-            printf("; %s not kept (%u%% saved)", codec_name(c), saved);
-    }
-    putchar('\n');
-    fflush(stdout);
-}
-
-static void do_file(struct run *r, struct codec_state *cs, const struct item *it)
-{
-    struct outcome out = {{0}, {0}, false};
-    enum codec_kind kind;
-    const char *step = "cannot open";
-    struct stat st;
-    size_t n = 0;
-    int err = 0;
-    unsigned char *in = NULL;
-    compressible(it->name, &kind);
-    int fd = openat(it->dir->fd, it->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        err = -errno;
-    else if (fstat(fd, &st) != 0)
-        err = -errno, step = "cannot stat";
-    else if (!S_ISREG(st.st_mode))
-        err = -EINVAL, step = "is no longer a regular file";
-    else
-        in = read_file(fd, (size_t)st.st_size, &n, &err, &step);
-    if (fd >= 0)
-        close(fd);
-    if (in && (n != (size_t)st.st_size || changed_since(it, &st))) {
-        free(in);
-        report_changed(r, it);
-        pthread_mutex_lock(&r->mu);
-        r->done_files++;
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    if (!in) {
-        pthread_mutex_lock(&r->mu);
-        compress_error(r, it->dir->rel, it->name, "%s: %s", step, strerror(-err));
-        r->done_files++;
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    for (int c = 0; c < CODEC_COUNT && !out.changed; c++)
-        if (it->todo & (1u << c))
-            do_codec(r, cs, it, c, kind, in, n, &st, &out);
-    free(in);
-    if (out.changed) {
-        /* Those written before the change was seen hold the old bytes. */
-        for (int c = 0; c < CODEC_COUNT; c++) {
-            char vname[NAME_MAX + 8];
-            snprintf(vname, sizeof vname, "%s%s", it->name, codec_suffix(c));
-            if (out.kept[c])
-                unlinkat(it->dir->out_fd, vname, 0);
-        }
-        report_changed(r, it);
-        pthread_mutex_lock(&r->mu);
-        r->done_files++;
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    pthread_mutex_lock(&r->mu);
-    r->compressed++;
-    r->done_files++;
-    r->done_bytes += n;
-    if (!r->tty)
-        print_file_line(it, n, &out);
-    pthread_mutex_unlock(&r->mu);
 }
 
 /* --- the queue and the workers --------------------------------------------------------- */
@@ -349,7 +120,7 @@ static void *worker(void *arg)
         /* Once interrupted, queued files are dropped: only those in flight
          * are finished. */
         if (ok && !compress_interrupted)
-            do_file(r, &cs, it);
+            compress_file(r, &cs, it);
         else if (!ok) {
             pthread_mutex_lock(&r->mu);
             compress_error(r, it->dir->rel, it->name, "out of memory for the encoder");
@@ -425,7 +196,7 @@ static int by_name(const void *a, const void *b)
 /* The names in directory fd, sorted (so runs and their output are
  * reproducible). Returns the count, or -errno; *names is freed by the caller
  * (each name, then the array). */
-static int list_dir(int fd, char ***names)
+int compress_list_dir(int fd, char ***names)
 {
     int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     DIR *dh = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -477,7 +248,7 @@ static int list_dir(int fd, char ***names)
     return (int)n;
 }
 
-static void free_names(char **names, int n)
+void compress_free_names(char **names, int n)
 {
     for (int i = 0; i < n; i++)
         free(names[i]);
@@ -501,43 +272,14 @@ static int ensure_out(struct dir *d)
     return d->out_fd < 0 ? -errno : 0;
 }
 
-static void walk_dir(struct run *r, struct dir *d, unsigned depth);
-
-/* F is now too small for variants, but old ones may remain. One whose mtime
- * differs from F's was made from other content: older ones the server
- * ignores, but a newer one (F put back by rsync -t) it would serve, so they
- * go. Only the walker calls it, in the second pass. */
-static void remove_stale(struct run *r, struct dir *d, const char *name, const struct stat *st)
-{
-    for (int c = 0; c < CODEC_COUNT && d->out_fd >= 0; c++) {
-        char vname[NAME_MAX + 8];
-        struct stat vst;
-        snprintf(vname, sizeof vname, "%s%s", name, codec_suffix(c));
-        if (!r->opt.enc[c] || fstatat(d->out_fd, vname, &vst, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(vst.st_mode) || same_mtime(&vst, st))
-            continue;
-        int e = r->opt.dry_run || unlinkat(d->out_fd, vname, 0) == 0 ? 0 : errno;
-        pthread_mutex_lock(&r->mu);
-        if (e)
-            compress_error(r, d->rel, vname, "cannot remove it (stale): %s", strerror(e));
-        else {
-            if (r->opt.dry_run || !r->tty)
-                printf("%s %s%s (stale: %s is under %d bytes now)\n",
-                       r->opt.dry_run ? "would remove" : "removed", d->rel, vname, name, MIN_SIZE);
-            r->pruned++;
-        }
-        pthread_mutex_unlock(&r->mu);
-    }
-}
-
 static void on_file(struct run *r, struct dir *d, const char *name, const struct stat *st)
 {
     enum codec_kind kind;
-    if (!compressible(name, &kind))
+    if (!compress_is_compressible(name, &kind))
         return;
     if (st->st_size < MIN_SIZE) {
         if (!r->counting)
-            remove_stale(r, d, name, st);
+            compress_remove_stale(r, d, name, st);
         return;
     }
     unsigned todo = stale_codecs(r, d, name, st);
@@ -612,62 +354,10 @@ static struct dir *open_child(struct run *r, struct dir *parent, const char *nam
     return d;
 }
 
-/* A temporary file of write_variant()'s: ".pith-compress-PID-SEQ.tmp". */
-static bool is_tmp_name(const char *name)
-{
-    static const char prefix[] = ".pith-compress-", suffix[] = ".tmp";
-    size_t n = strlen(name);
-    return n > sizeof prefix - 1 + sizeof suffix - 1 &&
-           memcmp(name, prefix, sizeof prefix - 1) == 0 &&
-           strcmp(name + n - (sizeof suffix - 1), suffix) == 0;
-}
-
-/* Removes the temporary files a crashed or killed run left in d's variant
- * directory (names: its listing). A run in flight changes its file's
- * status (write, fchmod, futimens) within seconds, so one whose ctime is
- * older than TMP_STALE_S (PITH_COMPRESS_TMP_STALE_S in tests; the mtime
- * is F's, so says nothing) belongs to nobody. The server never serves them
- * (dotfiles). Only the walker calls it, in the second pass. */
-static void remove_stale_tmps(struct run *r, struct dir *d, char **names, int n)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (!is_tmp_name(names[i]) || fstatat(d->out_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(st.st_mode) || now.tv_sec - st.st_ctim.tv_sec < r->tmp_stale_s)
-            continue;
-        int e = r->opt.dry_run || unlinkat(d->out_fd, names[i], 0) == 0 ? 0 : errno;
-        pthread_mutex_lock(&r->mu);
-        if (e)
-            compress_error(r, d->rel, names[i], "cannot remove it (a stale temporary file): %s",
-                           strerror(e));
-        else {
-            if (r->opt.dry_run || !r->tty)
-                printf("%s %s%s (a temporary file an interrupted run left)\n",
-                       r->opt.dry_run ? "would remove" : "removed", d->rel, names[i]);
-            r->pruned++;
-        }
-        pthread_mutex_unlock(&r->mu);
-    }
-}
-
-/* The variant directory's stale temporary files, when it is not d itself
- * (--out): its own listing. */
-static void remove_stale_tmps_out(struct run *r, struct dir *d)
-{
-    char **names;
-    int n = list_dir(d->out_fd, &names);
-    if (n <= 0)
-        return;
-    remove_stale_tmps(r, d, names, n);
-    free_names(names, n);
-}
-
 static void walk_dir(struct run *r, struct dir *d, unsigned depth)
 {
     char **names;
-    int n = list_dir(d->fd, &names);
+    int n = compress_list_dir(d->fd, &names);
     if (n < 0) {
         pthread_mutex_lock(&r->mu);
         if (!r->counting)
@@ -675,13 +365,12 @@ static void walk_dir(struct run *r, struct dir *d, unsigned depth)
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    if (!r->counting && d->out_fd == d->fd)
-        remove_stale_tmps(r, d, names, n);
-    else if (!r->counting && d->out_fd >= 0)
-        remove_stale_tmps_out(r, d);
+    if (!r->counting)
+        compress_remove_stale_tmps(r, d, names, n);
     for (int i = 0; i < n && !compress_interrupted; i++) {
         struct stat st;
-        if (is_dotfile(names[i], depth) || fstatat(d->fd, names[i], &st, AT_SYMLINK_NOFOLLOW))
+        if (compress_is_dotfile(names[i], depth) ||
+            fstatat(d->fd, names[i], &st, AT_SYMLINK_NOFOLLOW))
             continue; /* vanished meanwhile: nothing to do */
         if (S_ISREG(st.st_mode))
             on_file(r, d, names[i], &st);
@@ -694,80 +383,7 @@ static void walk_dir(struct run *r, struct dir *d, unsigned depth)
             }
         }
     }
-    free_names(names, n);
-}
-
-/* --- pruning --------------------------------------------------------------------------- */
-
-/* Is `name` a variant, named F.br/.zst/.gz for a selected coding, of a file
- * F that `pith compress` would compress? Writes F into orig. Any other file
- * (archive.tar.gz, a dotfile's variant) is never touched. */
-static bool variant_of(const struct run *r, const char *name, char *orig, size_t len)
-{
-    size_t n = strlen(name);
-    for (int c = 0; c < CODEC_COUNT; c++) {
-        const char *suf = codec_suffix(c);
-        size_t s = strlen(suf);
-        if (!r->opt.enc[c] || n <= s + 1 || n - s >= len || strcmp(name + n - s, suf) != 0)
-            continue;
-        memcpy(orig, name, n - s);
-        orig[n - s] = 0;
-        enum codec_kind kind;
-        return orig[0] != '.' && compressible(orig, &kind);
-    }
-    return false;
-}
-
-/* Walks the variants' tree (vfd: ROOT or --out DIR) beside the originals'
- * (ofd: the same directory in ROOT, or -1 where it is gone) and removes
- * variants whose original no longer exists. */
-static void prune_dir(struct run *r, int vfd, int ofd, const char *rel, unsigned depth)
-{
-    char **names;
-    int n = list_dir(vfd, &names);
-    if (n < 0) {
-        compress_error(r, rel, "", "cannot read the directory: %s", strerror(-n));
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i];
-        struct stat st;
-        char orig[NAME_MAX + 1], sub[PATH_MAX];
-        if (is_dotfile(name, depth) || fstatat(vfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            int cv = openat(vfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            int cv_err = errno;
-            int co =
-                ofd < 0 ? -1 : openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            bool gone = ofd < 0 || (co < 0 && (errno == ENOENT || errno == ENOTDIR));
-            snprintf(sub, sizeof sub, "%s%s/", rel, name);
-            if (cv < 0)
-                compress_error(r, rel, name, "cannot open the directory: %s", strerror(cv_err));
-            else if (co >= 0 || gone) /* else F's directory is there but unreadable: keep */
-                prune_dir(r, cv, co, sub, depth + 1);
-            if (cv >= 0)
-                close(cv);
-            if (co >= 0)
-                close(co);
-            continue;
-        }
-        if (!S_ISREG(st.st_mode) || !variant_of(r, name, orig, sizeof orig))
-            continue;
-        struct stat ost;
-        if (ofd >= 0 && (fstatat(ofd, orig, &ost, AT_SYMLINK_NOFOLLOW) == 0 ||
-                         (errno != ENOENT && errno != ENOTDIR)))
-            continue; /* the original is there (or cannot be ruled out) */
-        if (r->opt.dry_run)
-            printf("would remove %s%s (%s is gone)\n", rel, name, orig);
-        else if (unlinkat(vfd, name, 0) != 0) {
-            compress_error(r, rel, name, "cannot remove: %s", strerror(errno));
-            continue;
-        } else if (!r->tty)
-            printf("removed %s%s (%s is gone)\n", rel, name, orig);
-        r->pruned++;
-    }
-    free_names(names, n);
+    compress_free_names(names, n);
 }
 
 void compress_tree(struct run *r, int root_fd, int out_fd)
@@ -814,9 +430,4 @@ void compress_tree(struct run *r, int root_fd, int out_fd)
     pthread_mutex_unlock(&r->mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
-}
-
-void compress_prune(struct run *r, int vfd, int ofd)
-{
-    prune_dir(r, vfd, ofd, "", 0);
 }

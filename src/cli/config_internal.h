@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config_internal.h - what the command line's parser (config.c) shares with
- * the configuration file's (config_file.c) and with nothing else: the
- * options table's types, the parser's state and its reason buffer, and how
- * an option is applied. config.h is the interface.
+ * config_internal.h - what the command line's parser (config.c, with
+ * config_apply.c and config_check.c) shares with the configuration file's
+ * (config_file.c) and with nothing else: the options table's types, the
+ * parser's state and its reason buffer, how an option is applied, and the
+ * checks once all are known. config.h is the interface.
  */
 #ifndef PITH_CONFIG_INTERNAL_H
 #define PITH_CONFIG_INTERNAL_H
@@ -97,6 +98,12 @@ struct parser {
     const char *where;   /* the option being applied: "FILE:LINE" of a file's, else NULL */
 };
 
+/* A piece of the reason, cut to CONFIG_PIECE_MAX bytes (then "..."), a
+ * length that keeps the whole line within the caller's buffer (a
+ * 300-character value must not crowd out the rest). */
+#define CONFIG_PIECE_MAX 96
+void config_put_piece(struct parser *ps, const char *s);
+
 /* Appends a, b and c (each cut to a bound) to the reason; CONFIG_USAGE. */
 enum config_verdict config_fail(struct parser *ps, const char *a, const char *b, const char *c);
 
@@ -114,6 +121,16 @@ enum config_verdict config_apply(struct parser *ps, const struct option *o, cons
 /* A flag turned off, as "cors off" in a file does (a site undoing the top
  * level's). */
 void config_apply_off(struct parser *ps, const struct option *o);
+
+/* The sites (config_check.c), once the top level is complete: each made
+ * from it and its own options, put in the order they are served (the
+ * default first), and their names in cfg->hosts. Every site's problems are
+ * lines of the reason. */
+enum config_verdict config_check_sites(struct parser *ps);
+
+/* The options that only make sense together (config_check.c): the first
+ * conflict found is the reason. */
+enum config_verdict config_check_together(struct parser *ps);
 
 /* Reads the configuration file cfg->config_path (config_file.c): its
  * top-level options are applied (except those given on the command line),

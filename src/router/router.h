@@ -2,7 +2,8 @@
 /*
  * router.h - the router profile's server floor (docs/DESIGN.md, "The router
  * profile"): what main_router.c (options, start-up, the master) hands to
- * serve.c (one worker: its epoll loop, the request's answer, the writer).
+ * a worker (serve.c, its epoll loop; answer.c, the request's answer and the
+ * writer; access_log.c; serve.h between those three).
  * Every protocol decision is a src/core verdict; this floor only maps
  * verdicts to bytes on the socket.
  */

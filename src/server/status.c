@@ -226,9 +226,13 @@ void status_metrics(const struct server *srv, struct buf *b)
 
 /* ---- answering -------------------------------------------------------------------- */
 
-static bool healthy(const struct server *srv)
+/* /healthz's body: NULL while the server takes requests (not draining, a
+ * worker up), else why not, so that whoever reads a 503 knows which. */
+static const char *unhealthy(const struct server *srv)
 {
-    return !stats_get(&srv->stats->draining) && SUM(srv, up) > 0;
+    if (stats_get(&srv->stats->draining))
+        return "draining\n";
+    return SUM(srv, up) > 0 ? NULL : "no worker up\n";
 }
 
 /* The response for a parsed request (r > 0) or a parse error (r < 0). */
@@ -253,8 +257,9 @@ static void answer(struct status *st, struct status_conn *c, long r)
             type = "text/plain; version=0.0.4; charset=utf-8";
             status_metrics(srv, &bb);
         } else if (span_eq_cstr(path, "/healthz")) {
-            status = healthy(srv) ? 200 : 503;
-            buf_put_cstr(&bb, status == 200 ? "ok\n" : "draining\n");
+            const char *why = unhealthy(srv);
+            status = why ? 503 : 200;
+            buf_put_cstr(&bb, why ? why : "ok\n");
         } else if ((status = testhook_status_request(path)) == 0) {
             status = 404;
         }
