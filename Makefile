@@ -469,11 +469,13 @@ bench-stats: build/bench/stats_cost
 	build/bench/stats_cost
 
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
-# (--quick: a few seconds). The HTTPS matrix (bench/results/RESULTS-https.md)
-# follows the plain one.
-bench: pith build/bench/donothing
+# (--quick: a few seconds). The plain matrix has a pith-router column (issue 21);
+# the HTTPS matrix (bench/results/RESULTS-https.md) and the HTTP/2 one
+# (RESULTS-h2.md: h2load over TLS and h2c, issue 20) follow it.
+bench: pith pith-router build/bench/donothing
 	bench/run $(BENCH_ARGS)
 	bench/run --https $(BENCH_ARGS)
+	bench/run --h2 $(BENCH_ARGS)
 	bench/compress $(BENCH_COMPRESS_ARGS)
 
 # Precompression figures alone (issue 11): see bench/compress --help;
