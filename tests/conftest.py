@@ -315,6 +315,18 @@ def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
+def fd_links(pid):
+    """What pid's descriptors point at, sorted: the diagnosis when a count
+    does not come back."""
+    out = []
+    for f in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out.append(os.readlink("/proc/%d/fd/%s" % (pid, f)))
+        except OSError:
+            pass  # closed meanwhile
+    return sorted(out)
+
+
 def socket_inodes(pid):
     """Inodes of the sockets that pid holds open (none once it has exited:
     a worker listed a moment ago may be gone by now)."""

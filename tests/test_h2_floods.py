@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import PITH_BIN, settled_fd_count, tls_pki
+from conftest import PITH_BIN, fd_links, settled_fd_count, tls_pki
 from h2util import (STREAM_CLOSED, CONTINUATION, plain_conn, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
                     HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
                     frame, request_fields, rst_stream, settings_frame, window_update)
@@ -93,7 +93,7 @@ def test_rapid_reset_cve_2023_44487(connect, srv):
         served(connect)
         last, _ = ended_with(h, ENHANCE_YOUR_CALM)
         assert last < 2 * 200, last
-    assert settled_fd_count(pid) == before  # every reset stream's file went
+    assert settled_fd_count(pid) == before, fd_links(pid)  # every reset stream's file went
 
 
 def test_continuation_flood_cve_2024_28182(connect):
@@ -195,7 +195,7 @@ def test_zero_window_cve_2019_9517(connect, srv):
         t = time.monotonic()
         served(connect)
         assert h.wait_closed(10) and time.monotonic() - t < 6
-    assert settled_fd_count(pid) == before
+    assert settled_fd_count(pid) == before, fd_links(pid)
 
 
 # pith's least DATA frame when the window, not the body, is short
@@ -250,7 +250,7 @@ def test_data_dribble_cve_2019_9511(connect, srv, docroot):
             assert 2500 - WINDOW_MIN < sum(sizes) <= 2500, sizes
         t = time.monotonic()
         assert h.wait_closed(10) and time.monotonic() - t < 6
-    assert settled_fd_count(pid) == before
+    assert settled_fd_count(pid) == before, fd_links(pid)
     assert rss_kib(pid) - rss < 4 * 1024
 
 
@@ -279,7 +279,7 @@ def test_data_dribble_on_the_connection_window_cve_2019_9511(connect, srv):
         assert sizes and all(n >= WINDOW_MIN for n in sizes), sizes[:20]
         assert left - WINDOW_MIN < sum(sizes) <= left, (left, sizes)
         assert h.wait_closed(10)
-    assert settled_fd_count(pid) == before
+    assert settled_fd_count(pid) == before, fd_links(pid)
 
 
 def test_a_window_of_the_minimum_is_served(connect, docroot):
@@ -422,4 +422,4 @@ def test_random_frames_leave_the_worker_standing(connect, srv):
             h.send(out)
             h.wait_closed(0.05 if n % 10 else 1)
     served(connect)
-    assert settled_fd_count(pid, timeout=15) == before
+    assert settled_fd_count(pid, timeout=15) == before, fd_links(pid)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import cpu_seconds, settled_fd_count, tcp_conns
+from conftest import cpu_seconds, fd_links, settled_fd_count, tcp_conns
 
 
 def _raise_nofile(n):
@@ -20,16 +20,6 @@ def _raise_nofile(n):
         want = n if hard == resource.RLIM_INFINITY else min(n, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def _fds(pid):
-    out = []
-    for f in os.listdir("/proc/%d/fd" % pid):
-        try:
-            out.append(os.readlink("/proc/%d/fd/%s" % (pid, f)))
-        except OSError:
-            pass
-    return sorted(out)
 
 
 @pytest.mark.router_lacks("more than 128 connections per worker")
@@ -106,7 +96,7 @@ def test_2000_keepalive_requests_no_fd_leak(pith):
             target, status = KEEPALIVE_TARGETS[i % len(KEEPALIVE_TARGETS)]
             r = c.exchange("GET", target)
             assert r.status == status, (i, target, r)
-    assert settled_fd_count(worker) == before, _fds(worker)
+    assert settled_fd_count(worker) == before, fd_links(worker)
 
 
 def test_fd_count_back_after_many_connections(pith):
@@ -121,7 +111,7 @@ def test_fd_count_back_after_many_connections(pith):
         assert c.read_response().status == 200
     for i, c in enumerate(conns):
         c.close(rst=(i % 2 == 0))
-    assert settled_fd_count(worker) == before, _fds(worker)
+    assert settled_fd_count(worker) == before, fd_links(worker)
 
 
 def test_a_socket_the_kernel_closed_still_counts_until_pith_closes_it(pith):
@@ -151,7 +141,7 @@ def test_a_socket_the_kernel_closed_still_counts_until_pith_closes_it(pith):
             settled_fd_count(worker, timeout=0.5)
     finally:
         os.kill(worker, signal.SIGCONT)
-    assert settled_fd_count(worker) == before, _fds(worker)
+    assert settled_fd_count(worker) == before, fd_links(worker)
 
 
 @pytest.mark.router_lacks("--max-conns")
