@@ -96,6 +96,7 @@ class H2:
         self.goaway = None  # (last_stream_id, code)
         self.server_settings = {}
         self.pings = 0
+        self.grants = {}  # stream -> the server's WINDOW_UPDATE increments, summed
         self.next_id = 1
         self.auto_window = auto_window  # WINDOW_UPDATE for each DATA frame read
         if preface:
@@ -169,6 +170,9 @@ class H2:
             r.ended = r.ended or bool(fl & END_STREAM)
             if n and self.auto_window:  # give the window back at once
                 self.send(window_update(0, n) + (b"" if r.ended else window_update(sid, n)))
+        elif t == WINDOW_UPDATE and len(payload) == 4:
+            inc = struct.unpack(">I", payload)[0] & 0x7FFFFFFF
+            self.grants[sid] = self.grants.get(sid, 0) + inc
         elif t == RST_STREAM:
             self.responses.setdefault(sid, Response()).reset = struct.unpack(">I", payload)[0]
         return t, fl, sid, payload

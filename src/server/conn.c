@@ -126,6 +126,7 @@ void conn_accepted(struct worker *w, struct conn *c)
     c->proxy_missing = false;
     c->h2_possible = H2_BUILT && w->set->http2;
     c->h2 = NULL;
+    c->duplex = false;
     c->linger_why = CLOSE_DONE;
     timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
@@ -173,6 +174,7 @@ void conn_linger(struct worker *w, struct conn *c, enum close_reason why)
         c->tp->ending(w, c);
     sys_shutdown_write(c->fd);
     c->state = CONN_LINGER;
+    c->duplex = false; /* nothing more is sent */
     c->linger_why = why;
     timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
     c->tp->want_read(w, c);

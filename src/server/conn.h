@@ -70,6 +70,10 @@ struct conn {
      * output and timer, and every entry point below hands c to it. */
     bool h2_possible;
     struct h2_conn *h2;
+    /* Input is taken while a send waits for the socket (HTTP/2: a request,
+     * a WINDOW_UPDATE or a reset can change what goes out next), so a
+     * backend that watches one direction at a time watches both then. */
+    bool duplex;
     struct conn *next_free; /* the free list, or the worker's closing list */
 };
 

@@ -6,9 +6,12 @@
  * h2_stream.c's send_data) is written into one output buffer of H2_OUT_CAP
  * bytes in the connection's pool slot, across all streams, then handed to
  * the transport in one send. While that send waits for the socket nothing
- * more is produced and no more input is read, so a peer that stops reading
- * costs the buffer and nothing else (PING and SETTINGS floods against a
- * full socket end at nghttp2's max_outbound_ack and max_settings).
+ * more is produced, but input is still read (c->duplex): a request, a reset
+ * or a window that arrives during a download is taken at once, so the next
+ * buffer holds what the client wants now. A peer that stops reading costs
+ * the buffer and what nghttp2 queues for it: its answers to PING and
+ * SETTINGS end at max_outbound_ack and max_settings, responses at the
+ * stream limit, and the send timeout runs regardless of input.
  *
  * Limits (each set here, even where nghttp2's default agrees): the SETTINGS
  * pith sends (MAX_CONCURRENT_STREAMS from --h2-max-streams, HEADER_TABLE_SIZE
@@ -182,7 +185,7 @@ static void settle(struct worker *w, struct h2_conn *hc)
                                     : w->set->timeout_keepalive);
     }
     if (pending)
-        return; /* no more input until the socket takes the output */
+        return; /* the loop watches both directions until the send is done */
     if (hc->resume_on_write) {
         w->loop->want_write(w, c); /* a deferred body source goes on first */
         return;
@@ -515,6 +518,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
     };
     c->h2 = hc;
     c->state = CONN_READ;
+    c->duplex = true;
     stats_add(&w->stats->h2_conns, 1);
     /* Fails on a Unix socket (no TCP): nothing to bound there. */
     (void)sys_set_notsent_lowat(c->fd, H2_NOTSENT_LOWAT);
@@ -542,12 +546,12 @@ void h2_conn_start(struct worker *w, struct conn *c)
 
 char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    struct h2_conn *hc = c->h2;
-    if (c->state == CONN_CLOSING || hc->sending || hc->out_sent < hc->out_len) {
-        *room = 0; /* the output first: a peer that does not read is not read */
+    if (c->state == CONN_CLOSING) {
+        *room = 0;
         return NULL;
     }
-    (void)w;
+    /* Room while the output waits too (c->duplex): what the client says
+     * meanwhile (a request, a reset, a window) decides what goes next. */
     *room = H2_RX_SIZE;
     return w->h2->rx; /* fed to nghttp2 at once (input_done): shared by the worker */
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loop_epoll.c - the epoll backend: level-triggered readiness, and the
- * system call done on it (recv, sendmsg). A connection is watched for
- * EPOLLIN or EPOLLOUT, never both: reading and writing alternate, and a
- * change of interest costs an epoll_ctl only when a response blocks.
+ * system call done on it (recv, sendmsg). An HTTP/1 connection is watched
+ * for EPOLLIN or EPOLLOUT, never both: reading and writing alternate, and a
+ * change of interest costs an epoll_ctl only when a response blocks. A
+ * duplex one (HTTP/2) is watched for both while a send waits, and reads
+ * before it writes when both are ready.
  * Everything a keep-alive request costs here is one recv and one sendmsg
  * (plus a share of one epoll_wait).
  */
@@ -69,9 +71,15 @@ static void ep_want_read(struct worker *w, struct conn *c)
     watch(w, c, EPOLLIN);
 }
 
+/* What a connection waits for while its send waits for room. */
+static uint32_t room_events(const struct conn *c)
+{
+    return c->duplex ? EPOLLOUT | EPOLLIN : EPOLLOUT;
+}
+
 static void ep_want_write(struct worker *w, struct conn *c)
 {
-    watch(w, c, EPOLLOUT);
+    watch(w, c, room_events(c));
 }
 
 static ssize_t ep_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
@@ -79,7 +87,7 @@ static ssize_t ep_send(struct worker *w, struct conn *c, const struct iovec *iov
 {
     ssize_t r = sys_sendv(c->fd, iov, (int)n, more);
     if (r == -EAGAIN)
-        watch(w, c, EPOLLOUT); /* writable() when there is room */
+        watch(w, c, room_events(c)); /* writable() when there is room */
     return r;
 }
 
@@ -87,7 +95,7 @@ static ssize_t ep_sendfile(struct worker *w, struct conn *c, int fd, uint64_t *o
 {
     ssize_t r = sys_sendfile(c->fd, fd, off, n);
     if (r == -EAGAIN)
-        watch(w, c, EPOLLOUT);
+        watch(w, c, room_events(c));
     return r;
 }
 
@@ -154,10 +162,25 @@ static void readable(struct worker *w, struct conn *c)
     c->tp->received(w, c, sys_recv(c->fd, p, room));
 }
 
+/* A duplex connection: what the client sent first (it may change what is
+ * sent next), then the room, unless the read ended the connection or the
+ * send waiting for room is over. */
+static void dispatch_duplex(struct worker *w, struct conn *c, uint32_t events)
+{
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        readable(w, c);
+    if ((events & EPOLLOUT) && c->state == CONN_READ && (c->events & EPOLLOUT))
+        c->tp->writable(w, c);
+}
+
 static void dispatch(struct worker *w, struct conn *c, uint32_t events)
 {
     switch (c->state) {
     case CONN_READ:
+        if (c->duplex) {
+            dispatch_duplex(w, c, events);
+            break;
+        }
         /* Writability while reading: a TLS handshake whose reply did not
          * fit the socket at once, or a TLS read that must send first. */
         if ((events & EPOLLOUT) && !(events & (EPOLLHUP | EPOLLERR)))

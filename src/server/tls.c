@@ -614,9 +614,13 @@ static void tls_writable(struct worker *w, struct conn *c)
     }
     if (tc->read_wants_write && c->state == CONN_READ) {
         read_plaintext(w, c); /* OpenSSL sends its message, then reads on */
-        if (c->state != CONN_CLOSING && c->state != CONN_FREE)
-            maybe_release(w->tls, tc);
-        return;
+        if (c->state == CONN_CLOSING || c->state == CONN_FREE)
+            return;
+        maybe_release(w->tls, tc);
+        /* A duplex connection (HTTP/2) may have a record of its own
+         * waiting for the same room: it goes next. */
+        if (!c->duplex || !tc->pending)
+            return;
     }
     if (!tc->pending) {
         conn_writable(w, c);
