@@ -9,6 +9,7 @@ completes. h2c and TLS, on whichever loop PITH_IO names."""
 
 import hashlib
 import re
+import socket
 import subprocess
 import time
 
@@ -116,3 +117,26 @@ def test_a_download_beside_many_small_streams(connect, docroot):
         assert order[-1] == big, order
         assert all(h.responses[s].body == docroot.files["1k.bin"] for s in small)
         assert h.responses[big].body == docroot.files["big.bin"]
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_client_that_ends_its_side_still_gets_what_it_asked_for(srv, docroot, when):
+    """A client that shuts its side of the TCP connection once its
+    requests are out sends nothing more, but reads: the 3 MiB it asked for
+    comes whole, then the server closes, as HTTP/1's connection finishes
+    the answers it owes after the peer's FIN. The FIN arrives with the
+    request or in the middle of the body (read while the body waits for
+    the socket). h2c: Python's ssl cannot send close_notify and read on."""
+    with H2(srv.http_port, rcvbuf=65536, **HUGE_WINDOW) as h:
+        while not h.server_settings:  # acknowledged now: nothing to send after the FIN
+            assert h.read_frame() is not None, "no SETTINGS from the server"
+        sid = h.send_headers(request_fields("/big.bin"))
+        if when == "during":
+            read_until(h, sid, 65536)
+            time.sleep(0.2)
+        h.sock.shutdown(socket.SHUT_WR)
+        r = h.wait(sid, timeout=30)
+        assert r.status == 200 and r.ended and len(r.body) == len(docroot.files["big.bin"])
+        assert r.body == docroot.files["big.bin"]
+        h.wait_closed(5)
+        assert h.eof, "the server kept the connection after the client's FIN"

@@ -170,6 +170,11 @@ static void settle(struct worker *w, struct h2_conn *hc)
         return;
     bool pending = hc->sending || hc->out_sent < hc->out_len;
     bool done = !nghttp2_session_want_read(hc->session) && !nghttp2_session_want_write(hc->session);
+    if (!pending && hc->peer_ended && !hc->failed && !hc->resume_on_write &&
+        !nghttp2_session_want_write(hc->session)) {
+        conn_close(w, c, CLOSE_PEER); /* all that could still be sent went */
+        return;
+    }
     if (!pending && (hc->failed || done)) {
         end(w, hc, hc->failed ? CLOSE_ERROR : w->draining ? CLOSE_SHUTDOWN : CLOSE_DONE);
         return;
@@ -194,7 +199,8 @@ static void settle(struct worker *w, struct h2_conn *hc)
         pool_put(&w->pool, c->slot); /* idle: hold no buffer */
         c->slot = NULL;
     }
-    c->tp->want_read(w, c);
+    if (!hc->peer_ended)
+        c->tp->want_read(w, c);
 }
 
 static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
@@ -546,7 +552,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
 
 char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    if (c->state == CONN_CLOSING) {
+    if (c->state == CONN_CLOSING || c->h2->peer_ended) {
         *room = 0;
         return NULL;
     }
@@ -564,8 +570,15 @@ void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     if (n > 0) {
         feed(w, hc, w->h2->rx, (size_t)n);
         pump(w, hc);
-    } else if (n == 0 || (n != -EAGAIN && n != -EINTR)) {
-        conn_close(w, c, n == 0 ? CLOSE_PEER : n == -EOVERFLOW ? CLOSE_OVERFLOW : CLOSE_ERROR);
+    } else if (n == 0) {
+        /* The client's FIN (or close_notify): it sends nothing more but
+         * may still read, so what is owed for the requests it completed
+         * goes out first (settle closes after), as HTTP/1's answers owed
+         * after a FIN do. Streams that wait for the client never end. */
+        hc->peer_ended = true;
+        c->duplex = false;
+    } else if (n != -EAGAIN && n != -EINTR) {
+        conn_close(w, c, n == -EOVERFLOW ? CLOSE_OVERFLOW : CLOSE_ERROR);
         return;
     }
     settle(w, hc);

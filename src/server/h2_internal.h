@@ -108,6 +108,7 @@ struct h2_conn {
     struct iovec iov;           /* the send in flight (io_uring reads it until done) */
     bool failed;                /* a callback decided the connection ends */
     bool recv_dead;             /* nghttp2 refused the input: nothing more is read */
+    bool peer_ended;            /* the client ended its stream: what is owed goes, then close */
     bool goaway;                /* our GOAWAY is queued: close once nothing is left */
     bool terminated;            /* ... and it ends the session (not a drain's) */
     bool resume_on_write;       /* a body source paused: writable() resumes it */

@@ -155,8 +155,9 @@ static void readable(struct worker *w, struct conn *c)
     if (room == 0) {
         /* No room: not a read of nothing. The socket leaves the set until
          * the transport, having taken what it holds, asks again
-         * (want_read); level-triggered, it would wake us at once. */
-        watch(w, c, 0);
+         * (want_read); level-triggered, it would wake us at once. A send
+         * waiting for room (a duplex connection's) goes on waiting. */
+        watch(w, c, c->events & ~(uint32_t)EPOLLIN);
         return;
     }
     c->tp->received(w, c, sys_recv(c->fd, p, room));
@@ -167,8 +168,11 @@ static void readable(struct worker *w, struct conn *c)
  * send waiting for room is over. */
 static void dispatch_duplex(struct worker *w, struct conn *c, uint32_t events)
 {
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         readable(w, c);
+        if (c->state == CONN_READ && !c->duplex && (c->events & EPOLLOUT))
+            watch(w, c, EPOLLOUT); /* the peer ended its stream: room only, from now */
+    }
     if ((events & EPOLLOUT) && c->state == CONN_READ && (c->events & EPOLLOUT))
         c->tp->writable(w, c);
 }
