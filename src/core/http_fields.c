@@ -172,7 +172,7 @@ static int transfer_encoding(struct span v, struct framing *fr)
         fr->te_count++;
         if (!coding_known(e))
             fr->te_unknown = true;
-        fr->te_chunked = span_eq_nocase_cstr(e, "chunked");
+        fr->te_chunked = span_eq_nocase_lit(e, "chunked");
     }
     return 0;
 }
@@ -219,9 +219,9 @@ static void connection(struct span v, struct conn_tokens *t)
     struct span e;
     size_t i = 0;
     while (list_next(v, &i, &e)) {
-        if (span_eq_nocase_cstr(e, "close"))
+        if (span_eq_nocase_lit(e, "close"))
             t->close = true;
-        else if (span_eq_nocase_cstr(e, "keep-alive"))
+        else if (span_eq_nocase_lit(e, "keep-alive"))
             t->keep_alive = true;
     }
 }

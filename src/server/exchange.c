@@ -49,9 +49,9 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
 /* The request's method, as the site options distinguish them. */
 static enum site_method site_method_of(const struct exchange *x)
 {
-    if (span_eq_cstr(x->method, "GET") || span_eq_cstr(x->method, "HEAD"))
+    if (span_eq_lit(x->method, "GET") || span_eq_lit(x->method, "HEAD"))
         return SITE_GET_HEAD;
-    return span_eq_cstr(x->method, "OPTIONS") ? SITE_OPTIONS : SITE_OTHER;
+    return span_eq_lit(x->method, "OPTIONS") ? SITE_OPTIONS : SITE_OTHER;
 }
 
 const struct vsite *exchange_site(const struct worker *w, const struct exchange *x)

@@ -34,6 +34,7 @@
 #include "sys/sys.h"
 
 #include <errno.h>
+#include <string.h>
 
 /* The stream record, then the request's HTTP/1 form, in the slot's input
  * region: at most H2_HEADER_LIST_MAX of fields plus the request and Host
@@ -192,13 +193,13 @@ static int pseudo_header(struct h2_stream *st, const uint8_t *name, size_t nlen,
                          const uint8_t *value, size_t vlen)
 {
     struct span n = span_make((const char *)name, nlen), *to = NULL;
-    if (span_eq_cstr(n, ":method"))
+    if (span_eq_lit(n, ":method"))
         to = &st->method;
-    else if (span_eq_cstr(n, ":path"))
+    else if (span_eq_lit(n, ":path"))
         to = &st->path;
-    else if (span_eq_cstr(n, ":authority"))
+    else if (span_eq_lit(n, ":authority"))
         to = &st->authority;
-    else if (span_eq_cstr(n, ":scheme"))
+    else if (span_eq_lit(n, ":scheme"))
         to = &st->scheme;
     if (!to)
         return 0; /* nghttp2 resets a stream with an unknown one */
@@ -231,10 +232,10 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
     if (nlen && name[0] == ':')
         return pseudo_header(st, name, nlen, value, vlen);
     struct span n = span_make((const char *)name, nlen);
-    if (span_eq_cstr(n, "te") || (span_eq_cstr(n, "host") && st->authority.p))
+    if (span_eq_lit(n, "te") || (span_eq_lit(n, "host") && st->authority.p))
         return 0; /* te: "trailers" (nghttp2 checked); :authority wins over host */
-    st->has_host = st->has_host || span_eq_cstr(n, "host");
-    st->has_priority = st->has_priority || span_eq_cstr(n, "priority");
+    st->has_host = st->has_host || span_eq_lit(n, "host");
+    st->has_priority = st->has_priority || span_eq_lit(n, "priority");
     put(st->req, &st->req_len, name, nlen);
     put(st->req, &st->req_len, ": ", 2);
     put(st->req, &st->req_len, value, vlen);
@@ -314,9 +315,9 @@ static void answer(struct worker *w, struct h2_stream *st)
 /* Fields an HTTP/2 response must not carry (RFC 9113 §8.2.2). */
 static bool connection_specific(struct span name)
 {
-    return span_eq_nocase_cstr(name, "connection") || span_eq_nocase_cstr(name, "keep-alive") ||
-           span_eq_nocase_cstr(name, "transfer-encoding") ||
-           span_eq_nocase_cstr(name, "proxy-connection") || span_eq_nocase_cstr(name, "upgrade");
+    return span_eq_nocase_lit(name, "connection") || span_eq_nocase_lit(name, "keep-alive") ||
+           span_eq_nocase_lit(name, "transfer-encoding") ||
+           span_eq_nocase_lit(name, "proxy-connection") || span_eq_nocase_lit(name, "upgrade");
 }
 
 struct nv_list {
@@ -330,16 +331,18 @@ struct nv_list {
  * status line and the empty line skipped) into l, names lowercased. */
 static void head_fields(struct nv_list *l, struct span piece)
 {
-    size_t i = 0;
-    while (i < piece.n) {
-        size_t end = i;
-        while (end + 1 < piece.n && !(piece.p[end] == '\r' && piece.p[end + 1] == '\n'))
-            end++;
-        if (end + 1 >= piece.n)
-            end = piece.n;
-        struct span line = span_make(piece.p + i, end - i);
-        i = end + 2;
-        size_t colon = mem_find(line.p, line.n, ':');
+    const char *p = piece.p, *stop = piece.p + piece.n;
+    while (p < stop) {
+        /* pith's own head: every line ends in CRLF (memchr: libc's is
+         * vectorised, and this runs over every response's head) */
+        const char *lf = memchr(p, '\n', (size_t)(stop - p));
+        const char *end = lf ? lf : stop;
+        struct span line = span_make(p, (size_t)(end - p));
+        p = lf ? lf + 1 : stop;
+        if (line.n && line.p[line.n - 1] == '\r')
+            line.n--;
+        const char *c = memchr(line.p, ':', line.n);
+        size_t colon = c ? (size_t)(c - line.p) : line.n;
         if (line.n == 0 || colon == line.n || (line.n > 5 && mem_eq(line.p, "HTTP/", 5)))
             continue;
         struct span name = span_make(line.p, colon), value = span_make(line.p + colon + 1, 0);

@@ -92,9 +92,9 @@ static bool wants_json(struct worker *w, const struct target *t)
         return false;
     bool json = false, html = false;
     for (size_t i = 0; i + 16 <= a.n; i++)
-        json = json || span_eq_nocase_cstr(span_make(a.p + i, 16), "application/json");
+        json = json || span_eq_nocase_lit(span_make(a.p + i, 16), "application/json");
     for (size_t i = 0; i + 9 <= a.n; i++)
-        html = html || span_eq_nocase_cstr(span_make(a.p + i, 9), "text/html");
+        html = html || span_eq_nocase_lit(span_make(a.p + i, 9), "text/html");
     return json && !html;
 }
 
