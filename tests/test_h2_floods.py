@@ -169,9 +169,11 @@ def flood_without_reading(connect, payload, count):
 
 @pytest.mark.parametrize("what", ["ping", "settings"])
 def test_ack_flood_without_reading_cve_2019_9512_9515(connect, srv, what):
-    """PING or SETTINGS frames while the client reads nothing: pith stops
-    reading while its output waits, nghttp2's max_outbound_ack (1000) ends
-    the session, or the send timeout (2 s) does; the worker's memory stays."""
+    """PING or SETTINGS frames while the client reads nothing: pith reads on
+    while its output waits (HTTP/2 is duplex), so nghttp2's
+    max_outbound_ack (1000) ends the session; its GOAWAY cannot reach a
+    client that does not read, and the send timeout (2 s) closes. The
+    worker's memory stays."""
     pid = srv.worker()
     rss = rss_kib(pid)
     payload = frame(PING, 0, 0, b"12345678") if what == "ping" else settings_frame([(4, 65535)])
@@ -182,6 +184,38 @@ def test_ack_flood_without_reading_cve_2019_9512_9515(connect, srv, what):
     h.close()
     assert rss_kib(pid) - rss < 8 * 1024
     served(connect)
+
+
+def test_requests_while_not_reading_cve_2019_9514(connect, srv):
+    """A client that reads nothing (a 4 KiB receive buffer), opens 5,000
+    streams for 3 MiB each, then keeps talking (a PING every 100 ms) but
+    never reads: pith reads all of it (it reads while its output waits),
+    so what it has to say piles up where the client cannot take it. The
+    answers are bounded by --h2-max-streams, the refusals past it
+    (RST_STREAM, Reset Flood) by nghttp2's outbound limit and pith's reset
+    budget, and the send timeout (2 s), which only the socket's progress
+    rearms, ends the connection however much the client still sends. The
+    worker's memory and descriptors come back; another client is served."""
+    pid = srv.worker()
+    warm(connect)
+    before, rss = settled_fd_count(pid), rss_kib(pid)
+    with connect(rcvbuf=4096, settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 2**31 - 1)]) as h:
+        sent = []
+        send, h.send = h.send, sent.append
+        for _ in range(5000):
+            h.send_headers(request_fields("/big.bin"))
+        h.send = send
+        for i in range(0, len(sent), 250):
+            h.send(b"".join(sent[i:i + 250]))
+        t = time.monotonic()
+        served(connect)
+        assert rss_kib(pid) - rss < 8 * 1024
+        while not h.eof and time.monotonic() - t < 8:
+            h.send(frame(PING, 0, 0, b"stillhere"[:8]))  # fails once pith has closed
+            time.sleep(0.1)
+        assert h.eof and time.monotonic() - t < 5, "input kept a connection that does not read"
+    assert settled_fd_count(pid) == before, fd_links(pid)
+    assert rss_kib(pid) - rss < 8 * 1024
 
 
 def test_zero_window_cve_2019_9517(connect, srv):
