@@ -331,6 +331,8 @@ struct nv_list {
  * status line and the empty line skipped) into l, names lowercased. */
 static void head_fields(struct nv_list *l, struct span piece)
 {
+    if (piece.n == 0)
+        return; /* an absent piece (p NULL): no pointer arithmetic on it */
     const char *p = piece.p, *stop = piece.p + piece.n;
     while (p < stop) {
         /* pith's own head: every line ends in CRLF (memchr: libc's is
