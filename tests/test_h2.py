@@ -274,6 +274,9 @@ MALFORMED = {
     "leading space in a value": request_fields("/", extra=[("x", " a")]),
     "bad content-length": request_fields("/", extra=[("content-length", "abc")]),
     "no authority, no host": [(":method", "GET"), (":scheme", "http"), (":path", "/")],
+    # RFC 9113 §8.3.1: present, they must not be empty (HTTP/1.1 serves an empty Host)
+    "empty :authority": request_fields("/", authority=""),
+    "empty host": [(":method", "GET"), (":scheme", "http"), (":path", "/"), ("host", "")],
 }
 
 

@@ -143,7 +143,8 @@ def test_http10_without_host_200(server, docroot):
 
 
 @pytest.mark.parametrize("host", [b"localhost", b"localhost:8080", b"127.0.0.1", b"[::1]",
-                                  b"[::1]:80", b"example.com.", b"xn--bcher-kva.example", b"a-b_c~d"])
+                                  b"[::1]:80", b"example.com.", b"xn--bcher-kva.example", b"a-b_c~d",
+                                  b""])  # empty: a target without an authority (RFC 9112 §3.2)
 def test_valid_host_values_200(server, host):
     _ok(server, H(b"Host: " + host))
 
