@@ -617,9 +617,9 @@ static void tls_writable(struct worker *w, struct conn *c)
         if (c->state == CONN_CLOSING || c->state == CONN_FREE)
             return;
         maybe_release(w->tls, tc);
-        /* A duplex connection (HTTP/2) may have a record of its own
-         * waiting for the same room: it goes next. */
-        if (!c->duplex || !tc->pending)
+        /* A record waiting for the same room (only a duplex connection,
+         * HTTP/2, has one while it reads) goes next. */
+        if (!tc->pending)
             return;
     }
     if (!tc->pending) {
