@@ -140,3 +140,20 @@ def test_a_client_that_ends_its_side_still_gets_what_it_asked_for(srv, docroot, 
         assert r.body == docroot.files["big.bin"]
         h.wait_closed(5)
         assert h.eof, "the server kept the connection after the client's FIN"
+
+
+def test_a_body_of_several_buffers_ends_without_waiting(connect, docroot):
+    """A pump that writes more than one output buffer corks the socket (full
+    segments instead of one per record) and uncorks it before it returns, so
+    the tail of every body goes at once. Twenty downloads of 100 KiB, one
+    after another, take milliseconds; a socket left corked holds each tail
+    for the kernel's 200 ms cork limit (4 s in all)."""
+    body = bytes((i * 13) & 0xFF for i in range(100 * 1024))
+    docroot.write("cork.bin", body)
+    with connect(**HUGE_WINDOW) as h:
+        start = time.monotonic()
+        for _ in range(20):
+            r = h.wait(h.send_headers(request_fields("/cork.bin")), timeout=10)
+            assert r.status == 200 and r.body == body
+        took = time.monotonic() - start
+    assert took < 2.0, took

@@ -119,23 +119,31 @@ static void arm(struct worker *w, struct conn *c, unsigned seconds)
 }
 
 /* Writes the buffer, refilling it whenever all of it went, until the
- * socket waits or nothing is left. */
+ * socket waits or nothing is left. A pump that writes more than one buffer
+ * corks the socket from the second on: the kernel then sends full segments
+ * instead of one per write (one per TLS record), and the client is woken
+ * once for them. A pump of one buffer, every small response, pays no extra
+ * system call; an io_uring send (h2c) ends the pump at its first buffer. */
 static void pump(struct worker *w, struct h2_conn *hc)
 {
     struct conn *c = hc->c;
+    bool corked = false;
+    unsigned writes = 0;
     while (!hc->sending && c->state != CONN_CLOSING) {
         if (hc->out_sent == hc->out_len) {
             hc->out_len = hc->out_sent = 0;
             h2_stream_resume(hc);
             produce(w, hc);
             if (hc->out_len == 0)
-                return;
+                break;
         }
+        if (writes && !corked)
+            corked = sys_set_cork(c->fd, true) == 0;
         hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
         hc->sending = true;
         ssize_t n = c->tp->send(w, c, &hc->iov, 1, false);
         if (n == -EAGAIN)
-            return; /* sent() or writable() comes back */
+            break; /* sent() or writable() comes back */
         hc->sending = false;
         if (n == -EINTR)
             continue;
@@ -143,10 +151,13 @@ static void pump(struct worker *w, struct h2_conn *hc)
             conn_close(w, c, CLOSE_ERROR);
             return;
         }
+        writes++;
         hc->out_sent += (uint32_t)n;
         hc->timer_mode = H2_TIMER_WRITE;
         arm(w, c, w->set->timeout_send); /* progress */
     }
+    if (corked && c->state != CONN_CLOSING && c->state != CONN_FREE)
+        sys_set_cork(c->fd, false); /* what is queued goes now */
 }
 
 /* The connection ends. After pith's GOAWAY the client may still be
