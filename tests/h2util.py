@@ -75,13 +75,17 @@ class H2:
     """One HTTP/2 connection. `settings` go in the first SETTINGS frame."""
 
     def __init__(self, port, tls=None, host="127.0.0.1", sni="localhost", settings=(),
-                 timeout=10.0, preface=True, rcvbuf=None, window=None, auto_window=True):
+                 timeout=10.0, preface=True, rcvbuf=None, window=None, auto_window=True,
+                 wrap=None):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         sock.settimeout(timeout)
         sock.connect((host, port))
-        if tls:
+        if wrap:  # a TLS client of the test's own (tlsutil.HalfClosingTLS)
+            sock = wrap(sock)
+            assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
+        elif tls:
             ctx = ssl.create_default_context(cafile=tls)
             ctx.set_alpn_protocols(["h2"])
             sock = ctx.wrap_socket(sock, server_hostname=sni)

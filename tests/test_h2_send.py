@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+import tlsutil
 from conftest import tls_pki
 from h2util import H2, SETTINGS_INITIAL_WINDOW_SIZE, request_fields
 
@@ -120,26 +121,38 @@ def test_a_download_beside_many_small_streams(connect, docroot):
 
 
 @pytest.mark.parametrize("when", ["before", "during"])
-def test_a_client_that_ends_its_side_still_gets_what_it_asked_for(srv, docroot, when):
-    """A client that shuts its side of the TCP connection once its
-    requests are out sends nothing more, but reads: the 3 MiB it asked for
-    comes whole, then the server closes, as HTTP/1's connection finishes
-    the answers it owes after the peer's FIN. The FIN arrives with the
-    request or in the middle of the body (read while the body waits for
-    the socket). h2c: Python's ssl cannot send close_notify and read on."""
-    with H2(srv.http_port, rcvbuf=65536, **HUGE_WINDOW) as h:
-        while not h.server_settings:  # acknowledged now: nothing to send after the FIN
+@pytest.mark.parametrize("how", ["fin", "close_notify"])
+def test_a_client_that_ends_its_side_still_gets_what_it_asked_for(srv, docroot, when, how):
+    """A client that ends its side once its requests are out sends nothing
+    more, but reads: the 3 MiB it asked for comes whole, then the server
+    closes, as HTTP/1's connection finishes the answers it owes after the
+    peer's FIN. The end arrives with the request or in the middle of the
+    body (read while the body waits for the socket): a FIN on h2c, or over
+    TLS a close_notify alone (RFC 8446 §6.1: it closes only the client's
+    direction; the TCP stream stays open both ways)."""
+    if how == "fin":
+        h = H2(srv.http_port, rcvbuf=65536, **HUGE_WINDOW)
+    else:
+        h = H2(srv.tls_port, rcvbuf=65536,
+               wrap=lambda raw: tlsutil.HalfClosingTLS(raw, tls_pki()["ca"]), **HUGE_WINDOW)
+    with h:
+        while not h.server_settings:  # acknowledged now: nothing to send after the end
             assert h.read_frame() is not None, "no SETTINGS from the server"
         sid = h.send_headers(request_fields("/big.bin"))
         if when == "during":
             read_until(h, sid, 65536)
             time.sleep(0.2)
-        h.sock.shutdown(socket.SHUT_WR)
+        if how == "fin":
+            h.sock.shutdown(socket.SHUT_WR)
+        else:
+            h.sock.close_notify()
         r = h.wait(sid, timeout=30)
         assert r.status == 200 and r.ended and len(r.body) == len(docroot.files["big.bin"])
         assert r.body == docroot.files["big.bin"]
         h.wait_closed(5)
-        assert h.eof, "the server kept the connection after the client's FIN"
+        assert h.eof, "the server kept the connection after the client's " + how
+        if how == "close_notify":
+            assert h.sock.notified, "the server's end was a bare FIN, no close_notify"
 
 
 def test_a_body_of_several_buffers_ends_without_waiting(connect, docroot):

@@ -118,3 +118,83 @@ def answered_key_update_first(events):
         if e == "response":
             return False
     return True
+
+
+class HalfClosingTLS:
+    """A TLS client socket (sendall, recv, settimeout, close) over memory
+    BIOs, so that it can send its close_notify and go on reading, which
+    TLS 1.3 allows (RFC 8446 §6.1: the alert closes the sender's direction)
+    and ssl.SSLSocket cannot do (its unwrap() waits for the peer's)."""
+
+    def __init__(self, raw, ca, sni="localhost", alpn=("h2",)):
+        ctx = ssl.create_default_context(cafile=ca)
+        ctx.set_alpn_protocols(list(alpn))
+        self.raw = raw
+        self.held = b""  # plaintext read before our close_notify
+        self.notified = False  # the server's close_notify came
+        self.inc, self.outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.inc, self.outg, server_hostname=sni)
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                chunk = raw.recv(1 << 16)
+                assert chunk, "the server closed during the handshake"
+                self.inc.write(chunk)
+        self._flush()
+
+    def selected_alpn_protocol(self):
+        return self.tls.selected_alpn_protocol()
+
+    def _flush(self):
+        data = self.outg.read()
+        if data:
+            self.raw.sendall(data)
+
+    def settimeout(self, t):
+        self.raw.settimeout(t)
+
+    def getsockname(self):
+        return self.raw.getsockname()
+
+    def sendall(self, data):
+        self.tls.write(data)
+        self._flush()
+
+    def recv(self, n):
+        """Plaintext; b"" at the server's close_notify or a bare FIN."""
+        if self.held:
+            data, self.held = self.held[:n], self.held[n:]
+            return data
+        while True:
+            try:
+                return self.tls.read(n)
+            except ssl.SSLWantReadError:
+                chunk = self.raw.recv(1 << 16)  # socket.timeout propagates
+                if not chunk:
+                    return b""
+                self.inc.write(chunk)
+            except ssl.SSLZeroReturnError:
+                self.notified = True
+                return b""
+
+    def close_notify(self):
+        """Our close_notify, and nothing else: the TCP stream stays open.
+        OpenSSL's SSL_shutdown (which unwrap() calls twice) reads on to wait
+        for the server's, and takes application data there for an error:
+        what it could read is taken out first and served by recv()."""
+        while True:
+            try:
+                self.held += self.tls.read(1 << 16)
+            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+                break
+        try:
+            self.tls.unwrap()
+        except ssl.SSLWantReadError:
+            pass  # sent; the server's comes when it is done
+        self._flush()
+
+    def close(self):
+        self.raw.close()
