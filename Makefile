@@ -33,7 +33,7 @@ TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
 AUTH_SRC   = src/server/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
-H2_SRC     = src/server/h2_conn.c src/server/h2_stream.c
+H2_SRC     = src/server/h2_conn.c src/server/h2_mem.c src/server/h2_stream.c
 FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))

@@ -448,66 +448,6 @@ void h2_worker_exit(struct worker *w)
     nghttp2_option_del(w->h2->option);
 }
 
-/* ---- the session's allocator ---------------------------------------------------------- */
-
-/* nghttp2's allocations go to malloc, except its frame buffer, which is
- * the one allocation past a frame's payload size: it goes to the
- * connection's own region (H2_FRAMEBUF_REGION says why). A second such
- * buffer (a header block past 16 KiB) comes from malloc. */
-static bool is_framebuf(const struct h2_conn *hc, const void *p)
-{
-    return p && (const char *)p == hc->framebuf;
-}
-
-static void *mem_malloc(size_t n, void *ud)
-{
-    struct h2_conn *hc = ud;
-    if (n > 16384 /* a payload */ && n <= H2_FRAMEBUF_REGION && !hc->framebuf_taken) {
-        hc->framebuf_taken = true;
-        return hc->framebuf;
-    }
-    return malloc(n);
-}
-
-static void mem_free(void *p, void *ud)
-{
-    struct h2_conn *hc = ud;
-    if (is_framebuf(hc, p))
-        hc->framebuf_taken = false;
-    else
-        free(p);
-}
-
-static void *mem_calloc(size_t k, size_t n, void *ud)
-{
-    (void)ud;
-    return calloc(k, n);
-}
-
-static void *mem_realloc(void *p, size_t n, void *ud)
-{
-    struct h2_conn *hc = ud;
-    if (!p)
-        return mem_malloc(n, ud);
-    if (!is_framebuf(hc, p))
-        return realloc(p, n);
-    if (n <= H2_FRAMEBUF_REGION)
-        return p;
-    void *q = malloc(n);
-    if (q) {
-        memcpy(q, p, H2_FRAMEBUF_REGION);
-        hc->framebuf_taken = false;
-    }
-    return q;
-}
-
-static void session_mem(struct worker *w, struct h2_conn *hc)
-{
-    hc->framebuf = w->h2->framebufs + (size_t)(hc->c - w->conns) * H2_FRAMEBUF_REGION;
-    hc->framebuf_taken = false;
-    hc->mem = (nghttp2_mem){hc, mem_malloc, mem_free, mem_calloc, mem_realloc};
-}
-
 /* ---- the connection -------------------------------------------------------------------- */
 
 enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, size_t n)
@@ -539,7 +479,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
     stats_add(&w->stats->h2_conns, 1);
     /* Fails on a Unix socket (no TCP): nothing to bound there. */
     (void)sys_set_notsent_lowat(c->fd, H2_NOTSENT_LOWAT);
-    session_mem(w, hc);
+    h2_mem_init(w, hc);
     if (nghttp2_session_server_new3(&hc->session, w->h2->callbacks, hc, w->h2->option, &hc->mem) !=
         0) {
         hc->session = NULL;

@@ -83,7 +83,7 @@ struct exchange;
  * byte and the largest payload (16,394 bytes), written from its start.
  * From malloc it shares pages with the session's other records, and the
  * allocator's bookkeeping touches its last page too; so each connection
- * gets a page-aligned region of its own for it (h2_conn.c, session_mem),
+ * gets a page-aligned region of its own for it (h2_mem.c),
  * of which an idle connection has touched only the first page. */
 #define H2_FRAMEBUF_REGION (20 * 1024)
 
@@ -98,7 +98,7 @@ struct h2_stream;
 
 struct h2_conn {
     nghttp2_session *session;
-    nghttp2_mem mem;     /* nghttp2's allocator for this session (session_mem) */
+    nghttp2_mem mem;     /* nghttp2's allocator for this session (h2_mem_init) */
     char *framebuf;      /* the connection's H2_FRAMEBUF_REGION */
     bool framebuf_taken; /* nghttp2 holds it now */
     struct worker *w;
@@ -174,12 +174,26 @@ void h2_stream_resume(struct h2_conn *hc);
  * stream's). Resumes the streams whose DATA waited for that much. */
 void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant);
 
+/* nghttp2's allocator (h2_mem.c): blocks of up to H2_BLOCK_MAX bytes go
+ * back to free lists of the worker, one per 16-byte class, which keep at
+ * most H2_BLOCK_KEEP bytes in all. */
+#define H2_BLOCK_MAX  1024
+#define H2_BLOCK_KEEP (1024 * 1024)
+struct h2_blocks {
+    void *free[H2_BLOCK_MAX / 16];
+    size_t kept; /* bytes on the lists */
+};
+
+/* hc's allocator (hc->mem) and frame buffer region, before its session. */
+void h2_mem_init(struct worker *w, struct h2_conn *hc);
+
 /* The worker's HTTP/2 state (worker.h: w->h2). */
 struct h2_worker {
-    struct h2_conn *conns; /* one per connection slot, by index */
-    char *framebufs;       /* H2_FRAMEBUF_REGION per connection slot, by index */
-    struct pool streams;   /* the stream slots */
-    char *rx;              /* H2_RX_SIZE: where every connection receives (fed at once) */
+    struct h2_blocks blocks; /* nghttp2's small blocks, free for reuse */
+    struct h2_conn *conns;   /* one per connection slot, by index */
+    char *framebufs;         /* H2_FRAMEBUF_REGION per connection slot, by index */
+    struct pool streams;     /* the stream slots */
+    char *rx;                /* H2_RX_SIZE: where every connection receives (fed at once) */
     nghttp2_session_callbacks *callbacks;
     nghttp2_option *option;
 };
