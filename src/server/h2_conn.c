@@ -127,7 +127,7 @@ static void arm(struct worker *w, struct conn *c, unsigned seconds)
 static void pump(struct worker *w, struct h2_conn *hc)
 {
     struct conn *c = hc->c;
-    bool corked = false;
+    bool corked = false, cork_tried = false; /* a Unix socket has no cork: tried once */
     unsigned writes = 0;
     while (!hc->sending && c->state != CONN_CLOSING) {
         if (hc->out_sent == hc->out_len) {
@@ -137,8 +137,10 @@ static void pump(struct worker *w, struct h2_conn *hc)
             if (hc->out_len == 0)
                 break;
         }
-        if (writes && !corked)
+        if (writes && !cork_tried) {
+            cork_tried = true;
             corked = sys_set_cork(c->fd, true) == 0;
+        }
         hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
         hc->sending = true;
         ssize_t n = c->tp->send(w, c, &hc->iov, 1, false);
