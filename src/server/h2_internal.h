@@ -175,25 +175,19 @@ void h2_stream_resume(struct h2_conn *hc);
 void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant);
 
 /* nghttp2's allocator (h2_mem.c): blocks of up to H2_BLOCK_MAX bytes go
- * back to free lists of the worker, one per 16-byte class, which keep at
- * most H2_BLOCK_KEEP bytes in all. */
+ * back to free lists of the worker process, one per 16-byte class, which
+ * keep at most H2_BLOCK_KEEP bytes in all. */
 #define H2_BLOCK_MAX  1024
 #define H2_BLOCK_KEEP (1024 * 1024)
-struct h2_blocks {
-    void *free[H2_BLOCK_MAX / 16];
-    size_t kept; /* bytes on the lists */
-};
-
 /* hc's allocator (hc->mem) and frame buffer region, before its session. */
 void h2_mem_init(struct worker *w, struct h2_conn *hc);
 
 /* The worker's HTTP/2 state (worker.h: w->h2). */
 struct h2_worker {
-    struct h2_blocks blocks; /* nghttp2's small blocks, free for reuse */
-    struct h2_conn *conns;   /* one per connection slot, by index */
-    char *framebufs;         /* H2_FRAMEBUF_REGION per connection slot, by index */
-    struct pool streams;     /* the stream slots */
-    char *rx;                /* H2_RX_SIZE: where every connection receives (fed at once) */
+    struct h2_conn *conns; /* one per connection slot, by index */
+    char *framebufs;       /* H2_FRAMEBUF_REGION per connection slot, by index */
+    struct pool streams;   /* the stream slots */
+    char *rx;              /* H2_RX_SIZE: where every connection receives (fed at once) */
     nghttp2_session_callbacks *callbacks;
     nghttp2_option *option;
 };
