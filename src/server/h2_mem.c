@@ -10,8 +10,10 @@
  * size class (malloc's blocks, kept rather than freed), and go back there;
  * the lists keep at most H2_BLOCK_KEEP bytes in all (past that a freed
  * block goes to free()), so what a worker holds for later is bounded. Under
- * ASan a block on a list is poisoned past its link, so a use after nghttp2
- * freed it still traps.
+ * ASan a block on a list is poisoned past its link: a use of the rest of a
+ * freed block traps, one of its first word (the link) or of a block handed
+ * out again does not, and a block freed twice stops the worker (ASan's own
+ * double-free report never sees a listed block).
  *
  * The one allocation past a frame's payload size, the session's frame
  * buffer, goes to the connection's own region (H2_FRAMEBUF_REGION says
@@ -31,9 +33,12 @@
 #include <sanitizer/asan_interface.h>
 #define poison(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
 #define unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+/* On a list already: poisoned past the link (a block in use never is). */
+#define listed(q) __asan_address_is_poisoned((const char *)(q) + sizeof(void *))
 #else
 #define poison(p, n)   ((void)(p), (void)(n))
 #define unpoison(p, n) ((void)(p), (void)(n))
+#define listed(q)      ((void)(q), false)
 #endif
 
 /* A block's class is what malloc_usable_size() says it holds, rounded
@@ -77,6 +82,7 @@ static void *block_get(struct h2_blocks *b, size_t n)
 
 static void block_put(struct h2_blocks *b, void *q)
 {
+    PITH_ASSERT(!listed(q)); /* a double free: two owners of one block next */
     size_t cap = malloc_usable_size(q) & ~(size_t)15;
     if (cap < 16 || cap > H2_BLOCK_MAX || b->kept + cap > H2_BLOCK_KEEP) {
         free(q);
