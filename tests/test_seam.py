@@ -61,19 +61,8 @@ class Client:
         self.sock.connect(("127.0.0.1", port))
         self.tls = None
         if tls:
-            ctx = tlsutil.client_ctx(server.pki)
-            self.inc, self.outg = ssl.MemoryBIO(), ssl.MemoryBIO()
-            self.tls = ctx.wrap_bio(self.inc, self.outg, server_hostname="localhost")
-            while True:
-                try:
-                    self.tls.do_handshake()
-                    break
-                except ssl.SSLWantReadError:
-                    self._flush()
-                    chunk = self.sock.recv(1 << 16)
-                    assert chunk, "the server closed during the handshake"
-                    self.inc.write(chunk)
-            self._flush()
+            self.tls, self.inc, self.outg = tlsutil.memory_tls(
+                self.sock, tlsutil.client_ctx(server.pki))
         self.sock.setblocking(False)
         self.wire_out = bytearray()  # bytes for the socket (ciphertext over TLS)
         self.fin_queued = False
@@ -81,11 +70,6 @@ class Client:
         self.got = bytearray()
         self.closed = False  # the server ended its side
         self.error = None
-
-    def _flush(self):
-        data = self.outg.read()
-        if data:
-            self.sock.sendall(data)
 
     def send(self, data):
         if isinstance(data, list):

@@ -120,6 +120,25 @@ def answered_key_update_first(events):
     return True
 
 
+def memory_tls(raw, ctx, sni="localhost"):
+    """A TLS client over memory BIOs on the connected socket raw, its
+    handshake done: (SSLObject, incoming BIO, outgoing BIO). What goes on
+    the wire after it, and when, is the caller's choice."""
+    inc, outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(inc, outg, server_hostname=sni)
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(outg.read())
+            chunk = raw.recv(1 << 16)
+            assert chunk, "the server closed during the handshake"
+            inc.write(chunk)
+    raw.sendall(outg.read())
+    return tls, inc, outg
+
+
 class HalfClosingTLS:
     """A TLS client socket (sendall, recv, settimeout, close) over memory
     BIOs, so that it can send its close_notify and go on reading, which
@@ -132,18 +151,7 @@ class HalfClosingTLS:
         self.raw = raw
         self.held = b""  # plaintext read before our close_notify
         self.notified = False  # the server's close_notify came
-        self.inc, self.outg = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = ctx.wrap_bio(self.inc, self.outg, server_hostname=sni)
-        while True:
-            try:
-                self.tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                self._flush()
-                chunk = raw.recv(1 << 16)
-                assert chunk, "the server closed during the handshake"
-                self.inc.write(chunk)
-        self._flush()
+        self.tls, self.inc, self.outg = memory_tls(raw, ctx, sni)
 
     def selected_alpn_protocol(self):
         return self.tls.selected_alpn_protocol()
