@@ -119,27 +119,31 @@ static void arm(struct worker *w, struct conn *c, unsigned seconds)
 }
 
 /* Writes the buffer, refilling it whenever all of it went, until the
- * socket waits or nothing is left. A pump that writes more than one buffer
- * corks the socket from the second on: the kernel then sends full segments
- * instead of one per write (one per TLS record), and the client is woken
- * once for them. A pump of one buffer, every small response, pays no extra
- * system call; an io_uring send (h2c) ends the pump at its first buffer. */
+ * socket waits or nothing is left. From the second buffer of a burst (the
+ * buffers written back to back, across the completions of io_uring's
+ * asynchronous sends too) the socket is corked: the kernel then sends full
+ * segments instead of one per write (one per TLS record), and the client
+ * is woken once for them. A burst of one buffer, every small response,
+ * pays no extra system call. The burst ends, and the cork comes off so
+ * that what is queued goes now, when the pump stops with no send in
+ * flight (nothing left to produce, or the client's window is spent: a
+ * corked tail would wait up to 200 ms for a client that waits for it); a
+ * send in flight comes back here through sent() or writable(). */
 static void pump(struct worker *w, struct h2_conn *hc)
 {
     struct conn *c = hc->c;
-    bool corked = false, cork_tried = false; /* a Unix socket has no cork: tried once */
-    unsigned writes = 0;
     while (!hc->sending && c->state != CONN_CLOSING) {
         if (hc->out_sent == hc->out_len) {
+            hc->burst += hc->out_len > 0; /* a buffer went whole */
             hc->out_len = hc->out_sent = 0;
             h2_stream_resume(hc);
             produce(w, hc);
             if (hc->out_len == 0)
                 break;
         }
-        if (writes && !cork_tried) {
-            cork_tried = true;
-            corked = sys_set_cork(c->fd, true) == 0;
+        if (hc->burst && !hc->corked && !hc->no_cork) {
+            hc->corked = sys_set_cork(c->fd, true) == 0;
+            hc->no_cork = !hc->corked; /* a Unix socket has none: tried once */
         }
         hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
         hc->sending = true;
@@ -153,13 +157,17 @@ static void pump(struct worker *w, struct h2_conn *hc)
             conn_close(w, c, CLOSE_ERROR);
             return;
         }
-        writes++;
         hc->out_sent += (uint32_t)n;
         hc->timer_mode = H2_TIMER_WRITE;
         arm(w, c, w->set->timeout_send); /* progress */
     }
-    if (corked && c->state != CONN_CLOSING && c->state != CONN_FREE)
+    if (hc->sending || c->state == CONN_CLOSING || c->state == CONN_FREE)
+        return;
+    hc->burst = 0;
+    if (hc->corked) {
+        hc->corked = false;
         sys_set_cork(c->fd, false); /* what is queued goes now */
+    }
 }
 
 /* The connection ends. After pith's GOAWAY the client may still be

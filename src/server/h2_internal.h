@@ -105,6 +105,9 @@ struct h2_conn {
     struct conn *c;
     uint32_t out_len, out_sent; /* the output buffer's bytes, and how many went */
     bool sending;               /* a send returned -EAGAIN: sent() or writable() follows */
+    unsigned burst;             /* buffers written back to back since the socket last waited */
+    bool corked;                /* TCP_CORK is on (pump: from a burst's second buffer) */
+    bool no_cork;               /* the socket has no cork (Unix): not tried again */
     struct iovec iov;           /* the send in flight (io_uring reads it until done) */
     bool failed;                /* a callback decided the connection ends */
     bool recv_dead;             /* nghttp2 refused the input: nothing more is read */
