@@ -284,14 +284,8 @@ MALFORMED = {
 }
 
 
-# Issue 33: served until HTTP/2 fills its request natively.
-NOT_YET = {"host disagrees with :authority", "host with another port"}
-
-
 @pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_malformed_request_is_a_stream_error(connect, case, request):
-    if case in NOT_YET:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 33: host vs :authority"))
+def test_malformed_request_is_a_stream_error(connect, case):
     with connect() as h:
         sid = h.send_headers(MALFORMED[case])
         r = h.wait(sid)
@@ -299,7 +293,6 @@ def test_malformed_request_is_a_stream_error(connect, case, request):
         assert h.request("/index.html").status == 200  # the connection goes on
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33: :scheme is not checked yet")
 def test_the_other_scheme_is_malformed(connect):
     """RFC 9113 §8.3.1: :scheme names the connection's own scheme; "https"
     over h2c (or "http" over TLS) is a stream error (issue 33: it was served)."""

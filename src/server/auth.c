@@ -305,7 +305,7 @@ static void challenge(struct worker *w, struct exchange *x, const struct auth_ru
     buf_put_cstr(&b, r->realm); /* checked at start: no '"' or '\\' */
     buf_put_cstr(&b, "\", charset=\"UTF-8\"");
     PITH_ASSERT(!b.full);
-    reply_error_with(w, x, 401, "WWW-Authenticate", span_make(v, b.len));
+    reply_error_with(w, x, 401, FIELD(WWW_AUTHENTICATE), span_make(v, b.len));
 }
 
 static void too_many(struct worker *w, struct exchange *x, int64_t retry)
@@ -313,7 +313,7 @@ static void too_many(struct worker *w, struct exchange *x, int64_t retry)
     char v[24];
     struct buf b = buf_make(v, sizeof v);
     buf_put_u64(&b, (uint64_t)(retry > 0 ? retry : 1));
-    reply_error_with(w, x, 429, "Retry-After", span_make(v, b.len));
+    reply_error_with(w, x, 429, FIELD(RETRY_AFTER), span_make(v, b.len));
 }
 
 bool auth_allow(struct worker *w, struct exchange *x, const struct http_request *req,

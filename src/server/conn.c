@@ -18,6 +18,8 @@
 #include "server/conn.h"
 
 #include "core/bytes.h"
+#include "core/h1.h"
+#include "core/http_fields.h"
 #include "core/http_parse.h"
 #include "server/client.h"
 #include "server/h2_conn.h"
@@ -79,6 +81,37 @@ static void release_slot(struct worker *w, struct conn *c)
 
 _Static_assert(sizeof(struct exchange) <= POOL_EXCH_SIZE, "an exchange fits its slot region");
 
+/* ---- the response head ---------------------------------------------------------- */
+
+/* HTTP/1's codec (exchange.h): the head from core's HTTP/1 encoder, which
+ * decides the framing, queued as up to three pieces (the bytes written in
+ * the out region, a cached block's kept HTTP/1 form, a constant tail). */
+static void h1_head(struct worker *w, struct exchange *x, const struct response *r,
+                    const struct exchange_extra *e)
+{
+    (void)w;
+    struct h1_context cx = {
+        .date = e->date,
+        .server = e->server,
+        .extra = e->field,
+        .nextra = e->n,
+        .minor = x->minor,
+        .keep_alive = x->keep_alive,
+    };
+    struct h1_head h;
+    struct buf b = exchange_out_room(x);
+    h1_encode_head(&b, r, &cx, &h);
+    PITH_ASSERT(!b.full && h.body == x->body);
+    exchange_out_commit(x, b.len);
+    outq_push_head(&x->q, b.p, b.len);
+    outq_push_head(&x->q, h.block.p, h.block.n);
+    outq_push_head(&x->q, h.tail.p, h.tail.n);
+    x->q.chunked = h.chunked;
+    x->close_after = h.close;
+}
+
+static const struct exchange_codec h1_codec = {.version = 0, .head = h1_head};
+
 /* ---- the request lifecycle ------------------------------------------------------- */
 
 static void request_begin(struct worker *w, struct conn *c)
@@ -86,7 +119,7 @@ static void request_begin(struct worker *w, struct conn *c)
     PITH_ASSERT(c->slot != NULL && (!c->x || !c->x->active));
     c->x = (struct exchange *)(void *)(c->slot + POOL_IN_SIZE);
     char *out = c->slot + POOL_IN_SIZE + POOL_EXCH_SIZE, *scratch = out + POOL_OUT_SIZE;
-    exchange_begin(c->x, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
+    exchange_begin(c->x, &h1_codec, out, POOL_OUT_SIZE, scratch, POOL_DIR_SIZE);
     c->h2_possible = false; /* an HTTP/1 connection from its first request on */
     if (w->set->log_json && w->log.fd >= 0)
         c->x->started_us = sys_now_us(); /* only the JSON log shows a duration */
@@ -367,10 +400,12 @@ static void process_input(struct worker *w, struct conn *c)
             c->head_len = (uint32_t)r;
             client_real_ip(w, c, c->x, &w->req);
             c->x->client_key = client_key_of(w, c, c->x); /* limits, auth's failures */
-            if (c->client_limited)
+            if (c->client_limited) {
                 reply_client_limit(w, c->x); /* over --max-conns-per-client */
-            else
-                handler_request(w, c->x, &w->req);
+            } else {
+                int verdict = http_fields_analyze(&w->req, &w->info);
+                handler_request(w, c->x, &w->req, &w->info, verdict);
+            }
         }
         start_response(w, c);
     } while (drive(w, c) == 1 && response_done(w, c));

@@ -170,12 +170,12 @@ void dirlist_start(struct worker *w, struct exchange *x, int dirfd, enum listing
                                         .format = f};
     struct response r;
     response_init(&r, 200);
-    response_add(&r, "Content-Type",
+    response_add(&r, FIELD(CONTENT_TYPE),
                  f == LISTING_JSON ? SPAN_LIT("application/json; charset=utf-8")
                                    : SPAN_LIT("text/html; charset=utf-8"));
     /* The listing has no validator and changes with the directory. */
-    response_add(&r, "Cache-Control", SPAN_LIT("no-cache"));
-    response_add(&r, "Vary", SPAN_LIT("Accept"));
+    response_add(&r, FIELD(CACHE_CONTROL), SPAN_LIT("no-cache"));
+    response_add(&r, FIELD(VARY), SPAN_LIT("Accept"));
     r.length_known = false;
     exchange_reply(w, x, &r);
     if (!x->body) {

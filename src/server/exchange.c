@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exchange.c - see exchange.h. The one bridge from a transport-neutral
- * struct response to the bytes of an HTTP/1 head: the encoder in core
- * decides the framing, this file only says where the pieces go.
+ * exchange.c - see exchange.h. What every response gets whatever the
+ * protocol (the site's fields, HSTS, the counts, the log line); the
+ * protocol's codec encodes it.
  */
 #include "server/exchange.h"
 
 #include "core/bytes.h"
-#include "core/h1.h"
 #include "core/site.h"
 #include "server/client.h"
 #include "server/filecache.h"
@@ -16,14 +15,16 @@
 #include "server/worker.h"
 #include "sys/sys.h"
 
-void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch,
-                    size_t scratch_cap)
+void exchange_begin(struct exchange *x, const struct exchange_codec *codec, char *out,
+                    size_t out_cap, char *scratch, size_t scratch_cap)
 {
     /* Field by field, not a compound literal: the queue's segments, chunk
      * lines and iovecs need no zeroing, and this runs for every request. */
     x->active = true;
     x->method = x->target = x->referer = x->user_agent = x->encoding = (struct span){0};
+    x->codec = codec;
     x->minor = 1;
+    x->info = NULL;
     x->head_only = x->keep_alive = x->close = x->tls = false;
     x->tls_ctx = -1;
     x->status = 0;
@@ -43,7 +44,6 @@ void exchange_begin(struct exchange *x, char *out, size_t out_cap, char *scratch
     x->client_set = false;
     x->started_us = 0;
     x->client_key = 0;
-    x->h2 = false;
 }
 
 /* The request's method, as the site options distinguish them. */
@@ -64,49 +64,25 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     PITH_ASSERT(x->status == 0 && outq_empty(&x->q));
     r->no_body = r->no_body || x->head_only;
     r->close = r->close || x->close || w->draining;
-    char extra[SITE_FIELD_BYTES_MAX + 512];
-    struct buf e = buf_make(extra, sizeof extra);
     const struct vsite *vs = exchange_site(w, x);
     const struct site *site = &vs->conf->site;
     /* Responses per site (/metrics): counted here, where every protocol's
      * answer is encoded. */
     stats_add(&w->stats->site_requests[vs->index], 1);
-    site_fields(site, r->status, site_method_of(x), x->site_name, &e);
-    /* --hsts: every HTTPS response carries it (RFC 6797 §7.1); with the
-     * site's fields, so it takes none of the response's field slots. */
-    if (x->tls && w->set->hsts) {
-        buf_put_cstr(&e, "Strict-Transport-Security: ");
-        buf_put_cstr(&e, w->set->hsts_value);
-        buf_put(&e, "\r\n", 2);
-    }
-    PITH_ASSERT(!e.full);
-    struct h1_context cx = {
+    struct exchange_extra e = {
         .date = span_make(w->date, DATE_IMF_LEN),
         .server = site->no_server_header ? (struct span){0} : SPAN_LIT(SERVER_NAME),
-        .extra = span_make(extra, e.len),
-        .minor = x->h2 ? 1 : x->minor,
-        .keep_alive = x->keep_alive || x->h2,
     };
-    struct h1_head h;
-    struct buf b = exchange_out_room(x);
-    h1_encode_head(&b, r, &cx, &h);
-    PITH_ASSERT(!b.full);
-    exchange_out_commit(x, b.len);
-    if (x->h2) {
-        /* HTTP/2 frames the body itself: the head stays here for HEADERS. */
-        x->h2_head[0] = span_make(b.p, b.len);
-        x->h2_head[1] = h.block;
-        x->h2_head[2] = h.tail;
-        x->q.chunked = false;
-    } else {
-        outq_push_head(&x->q, b.p, b.len);
-        outq_push_head(&x->q, h.block.p, h.block.n);
-        outq_push_head(&x->q, h.tail.p, h.tail.n);
-        x->q.chunked = h.chunked;
-    }
+    e.n = site_fields(site, r->status, site_method_of(x), x->site_name, e.field);
+    /* --hsts: every HTTPS response carries it (RFC 6797 §7.1); with the
+     * site's fields, so it takes none of the response's field slots. */
+    if (x->tls && w->set->hsts)
+        e.field[e.n++] = (struct response_field){
+            FIELD(HSTS), span_make(w->set->hsts_value, cstr_len(w->set->hsts_value))};
     x->status = r->status;
-    x->body = h.body;
-    x->close_after = h.close;
+    x->body = !response_status_has_no_content(r->status) && !r->no_body;
+    x->close_after = false;
+    x->codec->head(w, x, r, &e);
 }
 
 void exchange_body_mem(struct exchange *x, const char *p, size_t n)
@@ -145,7 +121,7 @@ void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage 
             .target = x->target,
             .referer = x->referer,
             .user_agent = x->user_agent,
-            .minor = x->h2 ? 2 : x->minor,
+            .minor = x->codec->version ? x->codec->version : x->minor,
             .encoding = x->encoding,
             .status = x->status,
             .bytes = x->body_sent,

@@ -58,11 +58,11 @@ static void add_validators(struct response *r, const struct rep *p)
 {
     const struct fc_entry *e = p->e;
     if (e->has_lm)
-        response_add(r, "Last-Modified", span_make(e->lm_text, DATE_IMF_LEN));
-    response_add(r, "ETag", p->etag);
-    response_add(r, "Cache-Control", e->cache_control);
+        response_add(r, FIELD(LAST_MODIFIED), span_make(e->lm_text, DATE_IMF_LEN));
+    response_add(r, FIELD(ETAG), p->etag);
+    response_add(r, FIELD(CACHE_CONTROL), e->cache_control);
     if (p->vary)
-        response_add(r, "Vary", SPAN_LIT("Accept-Encoding"));
+        response_add(r, FIELD(VARY), SPAN_LIT("Accept-Encoding"));
 }
 
 /* 200: the representation's field block as it is. */
@@ -103,12 +103,12 @@ static void single_range(struct worker *w, struct exchange *x, const struct rep 
     PITH_ASSERT(!v.full);
     struct response r;
     response_init(&r, 206);
-    response_add(&r, "Content-Type", e->type);
+    response_add(&r, FIELD(CONTENT_TYPE), e->type);
     if (p->encoding.n)
-        response_add(&r, "Content-Encoding", p->encoding);
-    response_add(&r, "Content-Range", span_make(cr, v.len));
+        response_add(&r, FIELD(CONTENT_ENCODING), p->encoding);
+    response_add(&r, FIELD(CONTENT_RANGE), span_make(cr, v.len));
     add_validators(&r, p);
-    response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
+    response_add(&r, FIELD(ACCEPT_RANGES), SPAN_LIT("bytes"));
     response_set_length(&r, rg->last - rg->first + 1);
     exchange_reply(w, x, &r);
     x->encoding = p->encoding;
@@ -207,9 +207,9 @@ static void multi_range(struct worker *w, struct exchange *x, const struct rep *
     PITH_ASSERT(!v.full);
     struct response r;
     response_init(&r, 206);
-    response_add(&r, "Content-Type", span_make(ct, v.len));
+    response_add(&r, FIELD(CONTENT_TYPE), span_make(ct, v.len));
     add_validators(&r, rep);
-    response_add(&r, "Accept-Ranges", SPAN_LIT("bytes"));
+    response_add(&r, FIELD(ACCEPT_RANGES), SPAN_LIT("bytes"));
     response_set_length(&r, multipart_length(&mp, p->r, n));
     exchange_reply(w, x, &r);
     exchange_body_source(x, &parts_source);
@@ -223,15 +223,15 @@ static void range_not_satisfiable(struct worker *w, struct exchange *x, const st
     buf_put_cstr(&v, "bytes */");
     buf_put_u64(&v, p->size);
     if (p->vary)
-        reply_small_vary(w, x, 416, "Content-Range", span_make(cr, v.len));
+        reply_small_vary(w, x, 416, FIELD(CONTENT_RANGE), span_make(cr, v.len));
     else
-        reply_small(w, x, 416, "Content-Range", span_make(cr, v.len), false);
+        reply_small(w, x, 416, FIELD(CONTENT_RANGE), span_make(cr, v.len), false);
 }
 
 /* GET with a Range, after the preconditions passed (RFC 9110 §14.2). */
 static void ranged_response(struct worker *w, struct exchange *x, const struct rep *p)
 {
-    const struct http_info *f = &w->info;
+    const struct http_info *f = x->info;
     const struct fc_entry *e = p->e;
     /* A Last-Modified clamped to the Date (a file dated in the future) is
      * not the file's time and validates nothing. */
@@ -258,7 +258,7 @@ static void ranged_response(struct worker *w, struct exchange *x, const struct r
 
 /* The representation Accept-Encoding selects for entry e (whose bytes are
  * fb): F itself, or one of its variants; false for none (406). */
-static bool select_rep(struct worker *w, const struct fc_entry *e, struct file_bytes fb,
+static bool select_rep(const struct exchange *x, const struct fc_entry *e, struct file_bytes fb,
                        struct rep *p)
 {
     *p = (struct rep){e, &e->fields, span_make(e->etag, e->etag_len), e->st.size, fb, {0}, false};
@@ -270,7 +270,7 @@ static bool select_rep(struct worker *w, const struct fc_entry *e, struct file_b
         o.have[c] = e->var[c].used;
         o.size[c] = e->var[c].st.size;
     }
-    int c = accept_encoding_choose(&w->info.accept_encoding, &o);
+    int c = accept_encoding_choose(&x->info->accept_encoding, &o);
     if (c == AE_NOT_ACCEPTABLE)
         return false;
     if (c == AE_IDENTITY)
@@ -316,13 +316,13 @@ static void respond(struct worker *w, struct exchange *x, struct fc_result *res,
         filecache_describe(&s, e, &st, name, w->now_sec);
     }
     struct rep p;
-    if (!select_rep(w, e, fb, &p)) {
+    if (!select_rep(x, e, fb, &p)) {
         /* 406 (§15.5.7): identity refused and no variant acceptable. */
         reply_small_vary(w, x, 406, NULL, (struct span){0});
         return;
     }
     struct cond_input in = {
-        .info = &w->info,
+        .info = x->info,
         .get_or_head = true,
         .etag = p.etag,
         .last_modified = e->lm,
@@ -340,7 +340,7 @@ static void respond(struct worker *w, struct exchange *x, struct fc_result *res,
     case COND_PROCEED: break;
     }
     /* Range is for GET only: HEAD answers like a full GET (§14.2). */
-    if (w->info.range.p && !x->head_only)
+    if (x->info->range.p && !x->head_only)
         ranged_response(w, x, &p);
     else
         full_response(w, x, &p);

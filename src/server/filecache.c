@@ -205,13 +205,14 @@ void filecache_describe(const struct fc_root *s, struct fc_entry *e, const struc
     struct field_block *fb = &e->fields;
     fb->n = 0;
     fb->h1 = (struct span){0};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Type"), e->type};
+    fb->lasting = false; /* a scratch description: its values are copied */
+    fb->f[fb->n++] = (struct response_field){FIELD(CONTENT_TYPE), e->type};
     if (e->has_lm)
         fb->f[fb->n++] =
-            (struct response_field){SPAN_LIT("Last-Modified"), span_make(e->lm_text, DATE_IMF_LEN)};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("ETag"), span_make(e->etag, e->etag_len)};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Cache-Control"), e->cache_control};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Accept-Ranges"), SPAN_LIT("bytes")};
+            (struct response_field){FIELD(LAST_MODIFIED), span_make(e->lm_text, DATE_IMF_LEN)};
+    fb->f[fb->n++] = (struct response_field){FIELD(ETAG), span_make(e->etag, e->etag_len)};
+    fb->f[fb->n++] = (struct response_field){FIELD(CACHE_CONTROL), e->cache_control};
+    fb->f[fb->n++] = (struct response_field){FIELD(ACCEPT_RANGES), SPAN_LIT("bytes")};
 }
 
 /* Keeps the block's HTTP/1 form in the entry (it lives as long as the
@@ -221,11 +222,12 @@ static void keep_h1(struct fc_entry *e)
 {
     if (e->has_variants)
         e->fields.f[e->fields.n++] =
-            (struct response_field){SPAN_LIT("Vary"), SPAN_LIT("Accept-Encoding")};
+            (struct response_field){FIELD(VARY), SPAN_LIT("Accept-Encoding")};
     struct buf b = buf_make(e->head, sizeof e->head);
     field_block_encode_h1(&b, &e->fields);
     PITH_ASSERT(!b.full);
     e->fields.h1 = span_make(e->head, b.len);
+    e->fields.lasting = true; /* the entry: every exchange using it holds it */
 }
 
 /* Reads a whole file of `size` bytes into a block; false (and no block) if
@@ -307,19 +309,20 @@ static void variant_describe(struct fc_entry *e, int c)
                                    v->st.size, v->st.mtime_sec, v->st.mtime_nsec, v->etag);
     struct field_block *fb = &v->fields;
     fb->n = 0;
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Type"), e->type};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Content-Encoding"), ae_coding_name(c)};
+    fb->f[fb->n++] = (struct response_field){FIELD(CONTENT_TYPE), e->type};
+    fb->f[fb->n++] = (struct response_field){FIELD(CONTENT_ENCODING), ae_coding_name(c)};
     if (e->has_lm)
         fb->f[fb->n++] =
-            (struct response_field){SPAN_LIT("Last-Modified"), span_make(e->lm_text, DATE_IMF_LEN)};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("ETag"), span_make(v->etag, v->etag_len)};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Cache-Control"), e->cache_control};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Accept-Ranges"), SPAN_LIT("bytes")};
-    fb->f[fb->n++] = (struct response_field){SPAN_LIT("Vary"), SPAN_LIT("Accept-Encoding")};
+            (struct response_field){FIELD(LAST_MODIFIED), span_make(e->lm_text, DATE_IMF_LEN)};
+    fb->f[fb->n++] = (struct response_field){FIELD(ETAG), span_make(v->etag, v->etag_len)};
+    fb->f[fb->n++] = (struct response_field){FIELD(CACHE_CONTROL), e->cache_control};
+    fb->f[fb->n++] = (struct response_field){FIELD(ACCEPT_RANGES), SPAN_LIT("bytes")};
+    fb->f[fb->n++] = (struct response_field){FIELD(VARY), SPAN_LIT("Accept-Encoding")};
     struct buf b = buf_make(v->head, sizeof v->head);
     field_block_encode_h1(&b, fb);
     PITH_ASSERT(!b.full);
     fb->h1 = span_make(v->head, b.len);
+    fb->lasting = true;
 }
 
 /* Whether the variant file fd (st) may stand for F (f) under coding c: not

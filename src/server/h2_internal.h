@@ -131,14 +131,14 @@ struct h2_stream {
     struct h2_conn *hc;
     int32_t id;
     struct h2_stream *next, *prev;
-    struct exchange *x;  /* in the slot; active once the request is answered */
-    char *req;           /* the request's HTTP/1 form (h2_stream.c) */
-    uint32_t req_len;    /* its fields so far, at req + H2_REQ_LINE_ROOM */
-    uint32_t list_bytes; /* the header list's size (name + value + 32 each) */
-    char *pseudo;        /* the pseudo-headers' values, in the out region */
-    uint32_t pseudo_len;
-    struct span method, path, authority, scheme;
-    bool has_host;        /* a host field came (used when :authority did not) */
+    struct exchange *x;                  /* in the slot; active once the request is answered */
+    uint32_t bytes_len;                  /* the request's bytes kept so far (h2_stream.c) */
+    uint32_t list_bytes;                 /* the header list's size (name + value + 32 each) */
+    struct span path, authority, scheme; /* the pseudo-headers (:method: the request's) */
+    int refuse;           /* HTTP/1's parser's first verdict on it (400, 414, 431), or 0 */
+    int fields_verdict;   /* http_fields' first refusal (negated status), or 0 */
+    bool pseudo_done;     /* the pseudo-headers were checked (the first field came) */
+    bool malformed;       /* reset with PROTOCOL_ERROR (RFC 9113 §8.1.1): no answer */
     bool has_priority;    /* the client said its RFC 9218 priority */
     bool too_big;         /* the header list passed H2_HEADER_LIST_MAX: 431 */
     bool answered;        /* the response was submitted */

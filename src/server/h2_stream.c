@@ -2,15 +2,20 @@
 /*
  * h2_stream.c - one HTTP/2 stream (RFC 9113 §8): its request becomes the
  * same exchange and handler call an HTTP/1 request gets, and its response
- * leaves as HEADERS and DATA. So that every verdict is HTTP/1's (method,
- * Host, the target normaliser, Range, conditionals, sites), the request's
- * fields are written in their HTTP/1 form into the stream's slot and parsed
- * by the same parser; nghttp2 has already checked what RFC 9113 §8.2-§8.3
- * asks (pseudo-headers, lowercase names, connection-specific fields, te,
- * content-length against DATA) and resets a malformed stream itself. The
- * response head the exchange encoded (exchange.h) becomes the HEADERS'
- * fields, less those RFC 9113 §8.2.2 forbids; the body is the exchange's
- * output queue, copied into the connection's bounded output buffer one
+ * leaves as HEADERS and DATA, with no HTTP/1 text in either direction. The
+ * request fills the same struct http_request HTTP/1's parser fills, field
+ * by field as nghttp2 decodes them, and every verdict is the one core
+ * function HTTP/1 uses (the request line's and field values' checks of
+ * http_parse, http_fields' analysis as each field arrives, then the
+ * handler's target, Host, Range, conditionals and sites); nghttp2 has
+ * already checked what RFC 9113 §8.2-§8.3 asks of the syntax
+ * (pseudo-headers, lowercase names, connection-specific fields, te,
+ * content-length against DATA) and resets such a stream itself, and this
+ * file checks what it leaves to the server (:scheme for the connection,
+ * host against :authority). The response is encoded by HTTP/2's codec
+ * (h2_head, from core's field_list): lowercase static names, values kept
+ * in the exchange, never a connection-specific field; the body is the
+ * exchange's output queue, copied into the connection's bounded output buffer one
  * DATA frame at a time (NGHTTP2_DATA_FLAG_NO_COPY: the frame header and the
  * payload are written there by send_data, memory by memcpy, file ranges by
  * pread), never a partial frame.
@@ -21,6 +26,8 @@
 #include "server/h2_internal.h"
 
 #include "core/bytes.h"
+#include "core/field_list.h"
+#include "core/http_fields.h"
 #include "core/http_parse.h"
 #include "server/client.h"
 #include "server/conn.h"
@@ -36,17 +43,29 @@
 #include <errno.h>
 #include <string.h>
 
-/* The stream record, then the request's HTTP/1 form, in the slot's input
- * region: at most H2_HEADER_LIST_MAX of fields plus the request and Host
- * lines (whose values the list size counts too). */
+/* The stream record, then its request (struct stream_request: the parsed
+ * form and the bytes its spans point to), in the slot's input region: at
+ * most H2_HEADER_LIST_MAX of names and values, which the list size counts
+ * with 32 more per field. */
 #define STREAM_REC_SIZE 512
-#define REQ_CAP         (POOL_IN_SIZE - STREAM_REC_SIZE)
+
+/* The request of a stream, in its slot after the record: filled field by
+ * field as nghttp2 decodes them, and the bytes its spans point to. */
+struct stream_request {
+    struct http_request req;
+    struct http_info info;
+    char bytes[]; /* the pseudo-headers' values, the fields' names and values */
+};
+
+#define REQ_CAP (POOL_IN_SIZE - STREAM_REC_SIZE - sizeof(struct stream_request))
 _Static_assert(sizeof(struct h2_stream) <= STREAM_REC_SIZE, "a stream record fits its room");
-_Static_assert(REQ_CAP >= H2_HEADER_LIST_MAX + 64, "a whole header list fits its room");
-_Static_assert(POOL_OUT_SIZE >= H2_HEADER_LIST_MAX, "the pseudo-headers fit the out region");
-/* Response fields: the response's, a field block's, the site's --header
- * fields, Date, Server, the length and HSTS fit with room to spare. */
-#define NV_MAX 64
+_Static_assert(REQ_CAP >= H2_HEADER_LIST_MAX, "a whole header list fits its room");
+
+static struct stream_request *request_of(struct h2_stream *st)
+{
+    return (struct stream_request *)(void *)((char *)st + STREAM_REC_SIZE);
+}
+
 /* A frame header's length (RFC 9113 §4.1); nghttp2 names it only inside. */
 #define FRAME_HDLEN 9
 
@@ -66,10 +85,12 @@ void h2_stream_begin(struct worker *w, struct h2_conn *hc, int32_t id)
         .id = id,
         .next = hc->first,
         .x = (struct exchange *)(void *)(slot + POOL_IN_SIZE),
-        .req = slot + STREAM_REC_SIZE,
-        .pseudo = slot + POOL_IN_SIZE + POOL_EXCH_SIZE,
     };
     st->x->active = false;
+    struct stream_request *rq = request_of(st);
+    rq->req.method = (struct span){0};
+    rq->req.nfields = 0;
+    http_fields_begin(&rq->info);
     if (hc->first)
         hc->first->prev = st;
     hc->first = st;
@@ -183,35 +204,123 @@ void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant)
 
 /* ---- the request ----------------------------------------------------------------------- */
 
-static void put(char *to, uint32_t *len, const void *p, size_t n)
+/* A copy of p[0..n) in the request's bytes. The list bound (name + value
+ * + 32 per field, H2_HEADER_LIST_MAX) keeps every copy within REQ_CAP. */
+static struct span keep(struct h2_stream *st, const uint8_t *p, size_t n)
 {
-    mem_copy(to + *len, p, n);
-    *len += (uint32_t)n;
+    char *to = request_of(st)->bytes + st->bytes_len;
+    mem_copy(to, p, n);
+    st->bytes_len += (uint32_t)n;
+    return span_make(to, n);
 }
 
-static int pseudo_header(struct h2_stream *st, const uint8_t *name, size_t nlen,
-                         const uint8_t *value, size_t vlen)
+/* The first verdict of HTTP/1's parser on this request (400, 414, 431),
+ * which wins over the fields' own (as a parse error there comes first). */
+static void refuse(struct h2_stream *st, int status)
 {
-    struct span n = span_make((const char *)name, nlen), *to = NULL;
+    if (!st->refuse)
+        st->refuse = status;
+}
+
+/* A request RFC 9113 calls malformed (§8.1.1): stream error PROTOCOL_ERROR,
+ * the connection goes on; counted as a glitch, as the malformed requests
+ * nghttp2 resets itself are (on_invalid_frame). */
+static void malformed(struct h2_conn *hc, struct h2_stream *st)
+{
+    st->malformed = true;
+    nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_PROTOCOL_ERROR);
+    h2_glitch(hc->w, hc);
+}
+
+/* One field of the analysis http_fields makes, HTTP/1's first refusal
+ * winning. */
+static void analyse(struct h2_stream *st, struct span name, struct span value)
+{
+    int r = http_fields_add(&request_of(st)->info, name, value);
+    if (r < 0 && !st->fields_verdict)
+        st->fields_verdict = r;
+}
+
+/* The pseudo-headers are complete (the first regular field, or the end of
+ * the list): the request line as HTTP/1 would judge it, the scheme of this
+ * connection (RFC 9113 §8.3.1), and :authority as the Host field (the
+ * same checks: one uri-host [":" port]). nghttp2 has checked the rest of
+ * §8.3.1: each present once, before every field, :method a token, :path
+ * non-empty, none unknown. False when the request is malformed. */
+static bool pseudo_done(struct h2_conn *hc, struct h2_stream *st)
+{
+    struct http_request *req = &request_of(st)->req;
+    st->pseudo_done = true;
+    bool tls = hc->c->tp != &transport_plain;
+    if (st->scheme.p &&
+        !(tls ? span_eq_lit(st->scheme, "https") : span_eq_lit(st->scheme, "http"))) {
+        malformed(hc, st); /* "https" over h2c, or "http" over TLS */
+        return false;
+    }
+    /* CONNECT has no :path (§8.5): its target is the authority. */
+    req->target = st->path.p ? st->path : st->authority;
+    int line = http_request_line_check(req->method, req->target);
+    if (line < 0)
+        refuse(st, -line);
+    req->method_id = http_method_of(req->method);
+    req->minor = 1; /* HTTP/2 carries HTTP/1.1's semantics (RFC 9113 §8) */
+    if (st->authority.p) {
+        req->fields[req->nfields++] = (struct http_field){SPAN_LIT("Host"), st->authority};
+        analyse(st, SPAN_LIT("host"), st->authority);
+    }
+    return true;
+}
+
+static int pseudo_header(struct h2_stream *st, struct span n, const uint8_t *value, size_t vlen)
+{
+    struct span *to = NULL;
     if (span_eq_lit(n, ":method"))
-        to = &st->method;
+        to = &request_of(st)->req.method;
     else if (span_eq_lit(n, ":path"))
         to = &st->path;
     else if (span_eq_lit(n, ":authority"))
         to = &st->authority;
     else if (span_eq_lit(n, ":scheme"))
         to = &st->scheme;
-    if (!to)
-        return 0; /* nghttp2 resets a stream with an unknown one */
-    *to = span_make(st->pseudo + st->pseudo_len, vlen);
-    put(st->pseudo, &st->pseudo_len, value, vlen);
+    if (to)
+        *to = keep(st, value, vlen); /* nghttp2 resets a stream with an unknown one */
     return 0;
 }
 
-/* One field of a request's header list: pseudo-headers kept apart, the
- * others written in their HTTP/1 form. Past H2_HEADER_LIST_MAX nothing more
- * is kept and the answer will be 431, as for an HTTP/1 head of that size
- * (nghttp2 still decodes the rest, so HPACK stays in step). */
+/* A regular field: checked as HTTP/1's parser checks a field line, kept
+ * among the request's fields, and analysed as it arrives. */
+static void regular_field(struct h2_conn *hc, struct h2_stream *st, struct span n,
+                          const uint8_t *value, size_t vlen)
+{
+    struct http_request *req = &request_of(st)->req;
+    struct span v = span_make((const char *)value, vlen);
+    if (span_eq_lit(n, "te"))
+        return; /* "trailers", which nghttp2 checked: no meaning for a static file */
+    if (span_eq_lit(n, "host") && st->authority.p) {
+        /* RFC 9113 §8.3.1: a host that names another entity than
+         * :authority makes the request malformed; the same one adds
+         * nothing (the Host rules ran on :authority). */
+        if (!span_eq_nocase(v, st->authority))
+            malformed(hc, st);
+        return;
+    }
+    st->has_priority = st->has_priority || span_eq_lit(n, "priority");
+    if (!http_field_value_ok(v))
+        refuse(st, 400); /* a CTL nghttp2 admits: HTTP/1's parser refuses it */
+    if (req->nfields == HTTP_MAX_FIELDS) {
+        refuse(st, 431);
+        return;
+    }
+    struct http_field *f = &req->fields[req->nfields++];
+    f->name = keep(st, (const uint8_t *)n.p, n.n);
+    f->value = keep(st, value, vlen);
+    analyse(st, f->name, f->value);
+}
+
+/* One field of a request's header list, as nghttp2 decodes it. Past
+ * H2_HEADER_LIST_MAX nothing more is kept and the answer will be 431, as
+ * for an HTTP/1 head of that size (nghttp2 still decodes the rest, so HPACK
+ * stays in step). */
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
                      const uint8_t *value, size_t vlen, uint8_t flags, void *ud)
 {
@@ -220,7 +329,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0; /* trailers: a body's, which is never read */
     struct h2_stream *st = stream_of(s, f->hd.stream_id);
-    if (!st || st->too_big)
+    if (!st || st->too_big || st->malformed)
         return 0;
     /* Each length is under 64 KiB (nghttp2's field limit): no overflow. */
     st->list_bytes += (uint32_t)(nlen + vlen + 32);
@@ -229,54 +338,84 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
         h2_glitch(hc->w, hc);
         return 0;
     }
-    if (nlen && name[0] == ':')
-        return pseudo_header(st, name, nlen, value, vlen);
     struct span n = span_make((const char *)name, nlen);
-    if (span_eq_lit(n, "te") || (span_eq_lit(n, "host") && st->authority.p))
-        return 0; /* te: "trailers" (nghttp2 checked); :authority wins over host */
-    st->has_host = st->has_host || span_eq_lit(n, "host");
-    st->has_priority = st->has_priority || span_eq_lit(n, "priority");
-    put(st->req, &st->req_len, name, nlen);
-    put(st->req, &st->req_len, ": ", 2);
-    put(st->req, &st->req_len, value, vlen);
-    put(st->req, &st->req_len, "\r\n", 2);
+    if (nlen && name[0] == ':')
+        return pseudo_header(st, n, value, vlen);
+    if (!st->pseudo_done && !pseudo_done(hc, st))
+        return 0;
+    regular_field(hc, st, n, value, vlen);
     return 0;
 }
 
-/* The request line and Host go before the fields: "GET /p HTTP/1.1",
- * the target being :path (CONNECT has none: its authority). Returns the
- * whole head's length, or 0 when it does not fit REQ_CAP: the list bound
- * counts :authority once, but CONNECT's is written twice (target and
- * Host), so a 16 KiB one passes the room; that head is too large (431). */
-static uint32_t finish_head(struct h2_stream *st)
+static void begin_exchange(struct worker *w, struct h2_stream *st);
+
+/* Runs the handler on the stream's request, as conn.c does for HTTP/1:
+ * the same verdicts in the same order (the list's size, the parser's, the
+ * client limit, then the fields' analysis and the handler's). */
+static void answer(struct worker *w, struct h2_stream *st)
 {
-    struct span target = st->path.n ? st->path : st->authority;
-    uint32_t line = (uint32_t)(st->method.n + 1 + target.n + 11);
-    uint32_t host = st->authority.p ? (uint32_t)(6 + st->authority.n + 2) : 0;
-    if (line + host + st->req_len + 2 > REQ_CAP)
-        return 0;
-    mem_move(st->req + line + host, st->req, st->req_len);
-    uint32_t at = 0;
-    put(st->req, &at, st->method.p, st->method.n);
-    put(st->req, &at, " ", 1);
-    put(st->req, &at, target.p, target.n);
-    put(st->req, &at, " HTTP/1.1\r\n", 11);
-    if (host) {
-        put(st->req, &at, "Host: ", 6);
-        put(st->req, &at, st->authority.p, st->authority.n);
-        put(st->req, &at, "\r\n", 2);
+    struct conn *c = st->hc->c;
+    struct stream_request *rq = request_of(st);
+    begin_exchange(w, st);
+    if (st->too_big || st->refuse) {
+        reply_error(w, st->x, st->too_big ? 431 : st->refuse);
+        return;
     }
-    at += st->req_len;
-    put(st->req, &at, "\r\n", 2);
-    return at;
+    client_real_ip(w, c, st->x, &rq->req);
+    st->x->client_key = client_key_of(w, c, st->x);
+    if (c->client_limited) {
+        reply_client_limit(w, st->x);
+        return;
+    }
+    int verdict = st->fields_verdict;
+    if (!verdict)
+        verdict = http_fields_end(&rq->info, rq->req.method_id, rq->req.minor);
+    handler_request(w, st->x, &rq->req, &rq->info, verdict);
 }
+
+/* ---- the response ---------------------------------------------------------------------- */
+
+static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *source, void *ud);
+
+/* HTTP/2's codec (exchange.h): the response's fields straight from core's
+ * field list, names lowercase and static, values in the exchange (or a
+ * cache entry it holds, or the settings) until nghttp2 serialises HEADERS,
+ * so nghttp2 copies neither (NO_COPY_NAME, NO_COPY_VALUE); a name an
+ * operator gave (--header) is copied and lowercased by nghttp2. Submitted
+ * at once, with the body's DATA to follow from the output queue. */
+static void h2_head(struct worker *w, struct exchange *x, const struct response *r,
+                    const struct exchange_extra *e)
+{
+    struct h2_stream *st = (struct h2_stream *)(void *)((char *)x - POOL_IN_SIZE);
+    struct field_list_context cx = {e->date, e->server, e->field, e->n};
+    struct list_field lf[FIELD_LIST_MAX(SITE_FIELDS_MAX + 1)];
+    struct buf keep_buf = exchange_out_room(x);
+    unsigned n = field_list_encode(r, &cx, lf, &keep_buf);
+    PITH_ASSERT(!keep_buf.full);
+    exchange_out_commit(x, keep_buf.len);
+    nghttp2_nv nv[FIELD_LIST_MAX(SITE_FIELDS_MAX + 1)];
+    for (unsigned i = 0; i < n; i++)
+        nv[i] = (nghttp2_nv){(uint8_t *)(uintptr_t)lf[i].name.p,
+                             (uint8_t *)(uintptr_t)lf[i].value.p, lf[i].name.n, lf[i].value.n,
+                             (uint8_t)(NGHTTP2_NV_FLAG_NO_COPY_VALUE |
+                                       (lf[i].lower ? NGHTTP2_NV_FLAG_NO_COPY_NAME : 0))};
+    x->q.chunked = false; /* DATA frames and END_STREAM carry the framing */
+    nghttp2_data_provider body = {.source.ptr = st, .read_callback = read_body};
+    st->answered = true;
+    stats_add(&w->stats->h2_responses, 1);
+    if (nghttp2_submit_response(st->hc->session, st->id, nv, n, x->body ? &body : NULL) != 0)
+        nghttp2_submit_rst_stream(st->hc->session, NGHTTP2_FLAG_NONE, st->id,
+                                  NGHTTP2_INTERNAL_ERROR);
+}
+
+static const struct exchange_codec h2_codec = {.version = 2, .head = h2_head};
 
 static void begin_exchange(struct worker *w, struct h2_stream *st)
 {
     struct conn *c = st->hc->c;
     char *out = (char *)st->x + POOL_EXCH_SIZE;
-    exchange_begin(st->x, out, POOL_OUT_SIZE, out + POOL_OUT_SIZE, POOL_DIR_SIZE);
-    st->x->h2 = true;
+    exchange_begin(st->x, &h2_codec, out, POOL_OUT_SIZE, out + POOL_OUT_SIZE, POOL_DIR_SIZE);
     if (w->set->log_json && w->log.fd >= 0)
         st->x->started_us = sys_now_us();
     st->x->tls = c->tp != &transport_plain;
@@ -284,111 +423,12 @@ static void begin_exchange(struct worker *w, struct h2_stream *st)
     st->x->tls_version = st->x->tls ? tls_conn_version(w, c) : NULL; /* the JSON log's "tls" */
 }
 
-/* Runs the handler on the stream's request, as conn.c does for HTTP/1. */
-static void answer(struct worker *w, struct h2_stream *st)
-{
-    struct conn *c = st->hc->c;
-    uint32_t n = st->too_big ? 0 : finish_head(st);
-    if (n == 0) {
-        begin_exchange(w, st);
-        reply_error(w, st->x, 431);
-        return;
-    }
-    begin_exchange(w, st); /* from here the pseudo-headers' room is the out region */
-    long r = http_parse_request(st->req, n, &w->req);
-    if (r != (long)n) {
-        /* A value HTTP/1 would refuse (nghttp2 admits obs-text and such):
-         * the same 400 (or 414, 431) an HTTP/1 client gets. */
-        reply_error(w, st->x, r < 0 ? (int)-r : 400);
-        return;
-    }
-    client_real_ip(w, c, st->x, &w->req);
-    st->x->client_key = client_key_of(w, c, st->x);
-    if (c->client_limited)
-        reply_client_limit(w, st->x);
-    else
-        handler_request(w, st->x, &w->req);
-}
-
-/* ---- the response ---------------------------------------------------------------------- */
-
-/* Fields an HTTP/2 response must not carry (RFC 9113 §8.2.2). */
-static bool connection_specific(struct span name)
-{
-    return span_eq_nocase_lit(name, "connection") || span_eq_nocase_lit(name, "keep-alive") ||
-           span_eq_nocase_lit(name, "transfer-encoding") ||
-           span_eq_nocase_lit(name, "proxy-connection") || span_eq_nocase_lit(name, "upgrade");
-}
-
-struct nv_list {
-    nghttp2_nv nv[NV_MAX];
-    size_t n;
-    char names[4096]; /* the lowercased names (nghttp2 copies them at submit) */
-    size_t names_len;
-};
-
-/* The fields of one piece of the HTTP/1 head ("Name: value\r\n" lines, the
- * status line and the empty line skipped) into l, names lowercased. */
-static void head_fields(struct nv_list *l, struct span piece)
-{
-    if (piece.n == 0)
-        return; /* an absent piece (p NULL): no pointer arithmetic on it */
-    const char *p = piece.p, *stop = piece.p + piece.n;
-    while (p < stop) {
-        /* pith's own head: every line ends in CRLF (memchr: libc's is
-         * vectorised, and this runs over every response's head) */
-        const char *lf = memchr(p, '\n', (size_t)(stop - p));
-        const char *end = lf ? lf : stop;
-        struct span line = span_make(p, (size_t)(end - p));
-        p = lf ? lf + 1 : stop;
-        if (line.n && line.p[line.n - 1] == '\r')
-            line.n--;
-        const char *c = memchr(line.p, ':', line.n);
-        size_t colon = c ? (size_t)(c - line.p) : line.n;
-        if (line.n == 0 || colon == line.n || (line.n > 5 && mem_eq(line.p, "HTTP/", 5)))
-            continue;
-        struct span name = span_make(line.p, colon), value = span_make(line.p + colon + 1, 0);
-        while (value.p < line.p + line.n && *value.p == ' ')
-            value.p++;
-        value.n = (size_t)(line.p + line.n - value.p);
-        if (connection_specific(name))
-            continue;
-        PITH_ASSERT(l->n < NV_MAX && l->names_len + name.n <= sizeof l->names);
-        char *lower = l->names + l->names_len;
-        for (size_t k = 0; k < name.n; k++)
-            lower[k] = ascii_lower(name.p[k]);
-        l->names_len += name.n;
-        l->nv[l->n++] = (nghttp2_nv){(uint8_t *)lower, (uint8_t *)(uintptr_t)value.p, name.n,
-                                     value.n, NGHTTP2_NV_FLAG_NONE};
-    }
-}
-
-static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
-                         uint32_t *flags, nghttp2_data_source *source, void *ud);
-
-/* HEADERS (and the body's DATA to follow) for the answered exchange. */
-static int submit(struct worker *w, struct h2_stream *st)
-{
-    struct exchange *x = st->x;
-    PITH_ASSERT(x->status >= 100 && x->status <= 999);
-    struct nv_list l;
-    char status[3] = {(char)('0' + x->status / 100), (char)('0' + x->status / 10 % 10),
-                      (char)('0' + x->status % 10)};
-    l.nv[0] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)status, 7, 3, NGHTTP2_NV_FLAG_NONE};
-    l.n = 1;
-    l.names_len = 0;
-    for (int i = 0; i < 3; i++)
-        head_fields(&l, x->h2_head[i]);
-    nghttp2_data_provider body = {.source.ptr = st, .read_callback = read_body};
-    st->answered = true;
-    stats_add(&w->stats->h2_responses, 1);
-    return nghttp2_submit_response(st->hc->session, st->id, l.nv, l.n, x->body ? &body : NULL);
-}
-
 void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id)
 {
     struct h2_stream *st = stream_of(hc->session, id);
-    if (!st || st->answered)
+    if (!st || st->answered || st->malformed)
+        return;
+    if (!st->pseudo_done && !pseudo_done(hc, st))
         return;
     if (!st->has_priority) {
         /* RFC 9218's default (urgency 3) is not incremental: a 3 MiB
@@ -400,8 +440,6 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id)
         nghttp2_session_change_extpri_stream_priority(hc->session, id, &shared, 0);
     }
     answer(w, st);
-    if (submit(w, st) != 0)
-        nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, id, NGHTTP2_INTERNAL_ERROR);
 }
 
 /* ---- the body -------------------------------------------------------------------------- */

@@ -34,7 +34,7 @@ static void options_response(struct worker *w, struct exchange *x)
 {
     struct response r;
     response_init(&r, 204);
-    response_add(&r, "Allow", SPAN_LIT(REPLY_ALLOW));
+    response_add(&r, FIELD(ALLOW), SPAN_LIT(REPLY_ALLOW));
     exchange_reply(w, x, &r);
 }
 
@@ -67,7 +67,7 @@ static void redirect_to_dir(struct worker *w, struct exchange *x, const struct t
         reply_error(w, x, 414);
         return;
     }
-    reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
+    reply_small(w, x, 301, FIELD(LOCATION), span_make(loc, b.len), true);
 }
 
 /* A failed lookup of rel beneath the root: its error (descriptor
@@ -79,7 +79,7 @@ static void lookup_failed(struct worker *w, struct exchange *x, const char *rel,
     reply_error(w, x, reply_open_error_status(err));
 }
 
-static bool wants_json(struct worker *w, const struct target *t)
+static bool wants_json(const struct exchange *x, const struct target *t)
 {
     if (t->has_query && t->query.n >= 11) {
         for (size_t i = 0; i + 11 <= t->query.n; i++)
@@ -87,7 +87,7 @@ static bool wants_json(struct worker *w, const struct target *t)
                 (i + 11 == t->query.n || t->query.p[i + 11] == '&'))
                 return true;
     }
-    struct span a = w->info.accept;
+    struct span a = x->info->accept;
     if (!a.p)
         return false;
     bool json = false, html = false;
@@ -134,7 +134,7 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
         reply_error(w, x, 403);
         return;
     }
-    dirlist_start(w, x, dirfd, wants_json(w, t) ? LISTING_JSON : LISTING_HTML);
+    dirlist_start(w, x, dirfd, wants_json(x, t) ? LISTING_JSON : LISTING_HTML);
 }
 
 /* ---- site features (--clean-urls, --fallback) ------------------------------------------ */
@@ -202,7 +202,7 @@ static bool clean_redirect(struct worker *w, struct exchange *x, const struct ta
     if (b.full)
         reply_error(w, x, 414);
     else
-        reply_small(w, x, 301, "Location", span_make(loc, b.len), true);
+        reply_small(w, x, 301, FIELD(LOCATION), span_make(loc, b.len), true);
     return true;
 }
 
@@ -290,24 +290,25 @@ static void note_request(struct exchange *x, const struct http_request *req,
     x->user_agent = info->user_agent;
 }
 
-void handler_request(struct worker *w, struct exchange *x, const struct http_request *req)
+void handler_request(struct worker *w, struct exchange *x, const struct http_request *req,
+                     const struct http_info *info, int verdict)
 {
-    int r = http_fields_analyze(req, &w->info);
-    note_request(x, req, &w->info);
-    if (r < 0) {
+    x->info = info;
+    note_request(x, req, info);
+    if (verdict < 0) {
         /* Framing or Host in doubt: the request's end is unknown. */
         x->close = true;
-        reply_error(w, x, -r);
+        reply_error(w, x, -verdict);
         return;
     }
-    x->keep_alive = w->info.keep_alive;
+    x->keep_alive = info->keep_alive;
     if (testhook_request(w, x, req->target))
         return;
     /* The site: from the absolute-form target's authority when there is
      * one (RFC 9112 §3.2.2), else from Host, which http_fields checked. */
     struct target t;
     bool split = target_split(req->target, &t) == 0;
-    x->authority = split && t.form == TARGET_ABSOLUTE ? t.authority : w->info.host;
+    x->authority = split && t.form == TARGET_ABSOLUTE ? t.authority : info->host;
     if (sites_route(w->srv, x->tls_ctx, x->authority, &x->site) == SITES_MISDIRECTED) {
         reply_error(w, x, 421); /* another certificate's site: the client retries elsewhere */
         return;
@@ -324,7 +325,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     if (status) {
         /* A body is never read: the connection ends after the answer,
          * so no byte of it is taken for a request (RFC 9112 §9.6). */
-        x->close = w->info.has_body;
+        x->close = info->has_body;
         reply_error(w, x, status);
         return;
     }
@@ -340,7 +341,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     if (w->set->redirect_http && !x->tls) {
-        tls_redirect(w, x, w->info.host, t.path, t.has_query ? &t.query : NULL);
+        tls_redirect(w, x, info->host, t.path, t.has_query ? &t.query : NULL);
         return;
     }
     unsigned flags = 0;

@@ -9,13 +9,18 @@
 #define PITH_HANDLER_H
 
 #include "core/core.h"
+#include "core/http_fields.h"
 #include "core/http_parse.h"
 
 struct worker;
 struct exchange;
 
-/* Answers req (its spans point into the connection's input, valid for the
- * whole exchange). */
-void handler_request(struct worker *w, struct exchange *x, const struct http_request *req);
+/* Answers req, whose fields' analysis is info (http_fields_analyze, or the
+ * protocol's own field-by-field run of it) with its verdict (0, or the
+ * status to refuse the request with, negated). req's spans point into the
+ * protocol's memory, valid for the whole exchange; req and info themselves
+ * only during the call. */
+void handler_request(struct worker *w, struct exchange *x, const struct http_request *req,
+                     const struct http_info *info, int verdict);
 
 #endif

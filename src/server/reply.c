@@ -21,20 +21,21 @@
 
 #include <errno.h>
 
-static void small(struct worker *w, struct exchange *x, int status, const char *extra_name,
-                  struct span extra_value, bool cacheable, bool vary)
+static void small(struct worker *w, struct exchange *x, int status,
+                  const struct field_name *extra_name, struct span extra_value, bool cacheable,
+                  bool vary)
 {
     struct response r;
     response_init(&r, status);
-    response_add(&r, "Content-Type", SPAN_LIT("text/html; charset=utf-8"));
+    response_add(&r, FIELD(CONTENT_TYPE), SPAN_LIT("text/html; charset=utf-8"));
     if (extra_name)
         response_add(&r, extra_name, extra_value);
     if (vary)
-        response_add(&r, "Vary", SPAN_LIT("Accept-Encoding"));
+        response_add(&r, FIELD(VARY), SPAN_LIT("Accept-Encoding"));
     /* Errors never carry a positive max-age (a cached 404 outlives a fix). */
     if (cacheable) {
         const char *cc = exchange_site(w, x)->conf->cache_control;
-        response_add(&r, "Cache-Control", span_make(cc, cstr_len(cc)));
+        response_add(&r, FIELD(CACHE_CONTROL), span_make(cc, cstr_len(cc)));
     }
     response_set_length(&r, respond_error_body_len(status));
     exchange_reply(w, x, &r);
@@ -47,14 +48,14 @@ static void small(struct worker *w, struct exchange *x, int status, const char *
     exchange_body_mem(x, b.p, b.len);
 }
 
-void reply_small(struct worker *w, struct exchange *x, int status, const char *extra_name,
-                 struct span extra_value, bool cacheable)
+void reply_small(struct worker *w, struct exchange *x, int status,
+                 const struct field_name *extra_name, struct span extra_value, bool cacheable)
 {
     small(w, x, status, extra_name, extra_value, cacheable, false);
 }
 
-void reply_small_vary(struct worker *w, struct exchange *x, int status, const char *extra_name,
-                      struct span extra_value)
+void reply_small_vary(struct worker *w, struct exchange *x, int status,
+                      const struct field_name *extra_name, struct span extra_value)
 {
     small(w, x, status, extra_name, extra_value, false, true);
 }
@@ -72,8 +73,8 @@ static bool status_closes(int status)
  * the target: no ETag, Last-Modified, Accept-Ranges or Cache-Control).
  * HEAD gets the head. False, with nothing queued, when the page cannot be
  * opened: the built-in body answers instead. */
-static bool error_page(struct worker *w, struct exchange *x, int status, const char *name,
-                       struct span value)
+static bool error_page(struct worker *w, struct exchange *x, int status,
+                       const struct field_name *name, struct span value)
 {
     const struct vsite *vs = exchange_site(w, x);
     const char *path = site_page_for(&vs->conf->site, status);
@@ -99,7 +100,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status, const c
     }
     struct response r;
     response_init(&r, status);
-    response_add(&r, "Content-Type", e->type);
+    response_add(&r, FIELD(CONTENT_TYPE), e->type);
     if (name) /* Allow for 405 (reply_error_with), Retry-After, WWW-Authenticate */
         response_add(&r, name, value);
     response_set_length(&r, e->st.size);
@@ -113,13 +114,13 @@ static bool error_page(struct worker *w, struct exchange *x, int status, const c
     return true;
 }
 
-void reply_error_with(struct worker *w, struct exchange *x, int status, const char *name,
-                      struct span value)
+void reply_error_with(struct worker *w, struct exchange *x, int status,
+                      const struct field_name *name, struct span value)
 {
     if (status_closes(status))
         x->close = true;
     if (status == 405 && !name) {
-        name = "Allow";
+        name = FIELD(ALLOW);
         value = SPAN_LIT(REPLY_ALLOW);
     }
     if (error_page(w, x, status, name, value))
@@ -136,7 +137,7 @@ void reply_client_limit(struct worker *w, struct exchange *x)
 {
     stats_add(&w->stats->client_limited, 1);
     x->close = true; /* the connection is the client's one too many */
-    reply_error_with(w, x, 503, "Retry-After", SPAN_LIT(REPLY_LIMIT_RETRY));
+    reply_error_with(w, x, 503, FIELD(RETRY_AFTER), SPAN_LIT(REPLY_LIMIT_RETRY));
 }
 
 int reply_open_error_status(int err)

@@ -570,7 +570,7 @@ void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct
         reply_error(w, x, 414);
         return;
     }
-    reply_small(w, x, 308, "Location", span_make(loc, b.len), false);
+    reply_small(w, x, 308, FIELD(LOCATION), span_make(loc, b.len), false);
 }
 
 /* ---- the end ----------------------------------------------------------------------- */
