@@ -147,6 +147,19 @@ def test_lower_stream_id_is_a_connection_error(connect):
         ended_with(h, PROTOCOL_ERROR)
 
 
+def test_the_highest_stream_id_again_is_a_connection_error(connect):
+    """HEADERS on the highest stream id the client used, once that stream is
+    closed: the id does not grow, so it is a connection error (RFC 9113
+    §5.1.1) as a lower one is. The test above sends a lower id, which
+    cannot tell `>` from `>=` in on_begin_frame (h2_conn.c); with `>=`
+    nghttp2 ignores this HEADERS and the connection idles on."""
+    with connect() as h:
+        assert h.request("/index.html").status == 200  # stream 1
+        assert h.request("/index.html").status == 200  # stream 3, closed once it ended
+        h.send_headers(request_fields("/index.html"), stream=3)
+        assert ended_with(h, PROTOCOL_ERROR)[0] == 3
+
+
 def flood_without_reading(connect, payload, count):
     """Sends count copies of payload and never reads; True when the server
     ended the connection (the send fails, or EOF comes)."""
