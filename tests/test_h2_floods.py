@@ -96,6 +96,29 @@ def test_rapid_reset_cve_2023_44487(connect, srv):
     assert settled_fd_count(pid) == before, fd_links(pid)  # every reset stream's file went
 
 
+def test_completed_responses_do_not_bank_resets(connect):
+    """The reset budget (100) earns a reset back per finished response, but
+    never above 100 (on_close in h2_stream.c): a client that first completes
+    300 requests, then sends 150 HEADERS + RST_STREAM pairs, still ends in
+    GOAWAY(ENHANCE_YOUR_CALM) at about the 100th reset. Were completions
+    banked without the cap, the 150 resets would all be free (and 300 more
+    completions would buy 300 more)."""
+    with connect() as h:
+        for _ in range(6):  # 300 requests, 50 streams at a time, every one finished
+            sids = [h.send_headers(request_fields("/index.html")) for _ in range(50)]
+            assert all(h.wait(sid).status == 200 for sid in sids)
+        first = h.next_id
+        burst = b""
+        for i in range(150):
+            sid = first + 2 * i
+            burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                           h.block(request_fields("/big.bin"))) + rst_stream(sid)
+        h.send(burst)
+        last, _ = ended_with(h, ENHANCE_YOUR_CALM)
+        assert first <= last < first + 2 * 110, (first, last)
+        served(connect)
+
+
 def test_continuation_flood_cve_2024_28182(connect):
     """HEADERS without END_HEADERS, then CONTINUATION after CONTINUATION:
     nghttp2's max_continuations (8) ends the connection."""
