@@ -17,8 +17,9 @@ import pytest
 
 from conftest import PITH_BIN, fd_links, settled_fd_count, tls_pki
 from h2util import (STREAM_CLOSED, CONTINUATION, plain_conn, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
-                    HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
-                    frame, request_fields, rst_stream, settings_frame, window_update)
+                    FLOW_CONTROL_ERROR, HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR,
+                    SETTINGS_INITIAL_WINDOW_SIZE, frame, request_fields, rst_stream,
+                    settings_frame, window_update)
 
 pytestmark = pytest.mark.full_only("HTTP/2")
 
@@ -439,26 +440,52 @@ def test_graceful_drain(pith, docroot):
     assert s.wait_exit(10) == 0
 
 
-@pytest.mark.parametrize("provoke", ["malformed", "content_length"])
-def test_made_you_reset_cve_2025_8671(connect, provoke):
-    """Streams the server is provoked into resetting (a malformed request, a
-    content-length its DATA disagrees with) spend the reset budget like the
-    client's own resets: GOAWAY(ENHANCE_YOUR_CALM) after about 100."""
+def provocation(h, provoke, sid):
+    """The frames that provoke pith (through nghttp2) into resetting stream
+    sid."""
+    if provoke == "malformed":  # never answered
+        return frame(HEADERS, END_HEADERS | END_STREAM, sid,
+                     h.block(request_fields("/", extra=[("connection", "x")])))
+    if provoke == "window_overflow":  # answered, then 65,535 + 2^31-1 overflows its window
+        return (frame(HEADERS, END_HEADERS | END_STREAM, sid, h.block(request_fields("/big.bin")))
+                + window_update(sid, 2**31 - 1))
+    return (frame(HEADERS, END_HEADERS, sid, h.block(request_fields(  # answered (405), then
+        "/index.html", "POST", extra=[("content-length", "10")])))  # 1 byte of 10 ends it
+            + frame(DATA, END_STREAM, sid, b"x"))
+
+
+@pytest.mark.parametrize("provoke,code", [("malformed", PROTOCOL_ERROR),
+                                          ("content_length", PROTOCOL_ERROR),
+                                          ("window_overflow", FLOW_CONTROL_ERROR)],
+                         ids=["malformed", "content_length", "window_overflow"])
+def test_made_you_reset_cve_2025_8671(connect, provoke, code):
+    """Streams the server is provoked into resetting spend the reset budget
+    like the client's own resets: GOAWAY(ENHANCE_YOUR_CALM) after about 100.
+    The provocations: a malformed request (never answered), a content-length
+    its DATA disagrees with (answered, then reset), and MadeYouReset's own,
+    a WINDOW_UPDATE that takes an answered stream's window past 2^31-1 (RFC
+    9113 §6.9.1: nghttp2 resets the stream with FLOW_CONTROL_ERROR, a stream
+    error, not a connection error). 50 streams at a time, each batch's
+    resets read before the next, so every one of up to 300 streams is
+    opened and reset (a burst past the 100 concurrent streams would have
+    nghttp2 refuse the rest). Each reset is a glitch too, but 300 is under
+    that budget: the reset budget ends the connection."""
     with connect() as h:
-        burst = b""
-        for i in range(300):
-            sid = 2 * i + 1
-            if provoke == "malformed":
-                burst += frame(HEADERS, END_HEADERS | END_STREAM, sid,
-                               h.block(request_fields("/", extra=[("connection", "x")])))
-            else:
-                burst += frame(HEADERS, END_HEADERS, sid, h.block(request_fields(
-                    "/index.html", "POST", extra=[("content-length", "10")])))
-                burst += frame(DATA, END_STREAM, sid, b"x")
-        h.send(burst)
+        for batch in range(6):
+            sids = [2 * (50 * batch + i) + 1 for i in range(50)]
+            h.send(b"".join(provocation(h, provoke, sid) for sid in sids))
+            deadline = time.monotonic() + 10
+            while (h.goaway is None and not h.eof and time.monotonic() < deadline and
+                   not all(h.responses.get(sid) and h.responses[sid].reset is not None
+                           for sid in sids)):
+                h.read_frame(max(0.01, deadline - time.monotonic()))
+            if h.goaway is not None or h.eof:
+                break
         served(connect)
         last, _ = ended_with(h, ENHANCE_YOUR_CALM)
-        assert last < 2 * 200, last
+        assert 2 * 90 < last < 2 * 110, last
+        codes = {r.reset for r in h.responses.values() if r.reset is not None}
+        assert codes == {code}, codes  # the provocation worked: pith reset the streams
 
 
 @pytest.mark.parametrize("provoke", ["window_update_0", "data_after_end_stream"])
