@@ -284,8 +284,35 @@ def test_requests_while_not_reading_cve_2019_9514(connect, srv):
     assert held_kib(srv) - held < 8 * 1024
 
 
-def test_zero_window_cve_2019_9517(connect, srv):
-    """A window of 0 forever, with streams open: the deadline ends it."""
+# The deadline tests run with two clients: a silent one, and one that
+# sends a PING every half second (and reads the answers) but nothing that
+# moves a request on. pith answers each PING, so these show that its own
+# sends do not rearm the deadline of a connection that waits for the
+# client (issue 33, defect 2): only the client's progress may.
+CLIENTS = ["silent", pytest.param("pings", marks=pytest.mark.xfail(
+    strict=True, reason="issue 33 defect 2: pith's answer to each PING rearms the deadline"))]
+
+
+def wait_goaway(h, client, timeout):
+    """h.wait_goaway(timeout), the pinging client sending a PING every 0.5 s
+    meanwhile (until pith's GOAWAY or close)."""
+    if client == "silent":
+        return h.wait_goaway(timeout)
+    deadline = time.monotonic() + timeout
+    while h.goaway is None and not h.eof and time.monotonic() < deadline:
+        h.send(frame(PING, 0, 0, b"are-you?"))
+        beat = min(time.monotonic() + 0.5, deadline)
+        while h.goaway is None and time.monotonic() < beat:
+            if h.read_frame(max(0.01, beat - time.monotonic())) is None and h.eof:
+                break
+    assert h.pings > 0, "no PING was answered"
+    return h.goaway
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_zero_window_cve_2019_9517(connect, srv, client):
+    """A window of 0 forever, with streams open: the deadline (the header
+    timeout, 2 s) ends it, PINGs or not."""
     pid = srv.worker()
     warm(connect)
     before = settled_fd_count(pid)
@@ -294,8 +321,22 @@ def test_zero_window_cve_2019_9517(connect, srv):
             h.send_headers(request_fields("/big.bin"))
         t = time.monotonic()
         served(connect)
+        assert wait_goaway(h, client, 8) == (19, NO_ERROR), (h.goaway, h.eof)
         assert h.wait_closed(10) and time.monotonic() - t < 6
     assert settled_fd_count(pid) == before, fd_links(pid)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_unfinished_request(connect, client):
+    """HEADERS without END_STREAM (a request whose body never comes): the
+    stream waits for the client, and the header timeout (2 s) ends the
+    connection, PINGs or not."""
+    with connect() as h:
+        sid = h.send_headers(request_fields("/index.html", "POST"), end_stream=False)
+        t = time.monotonic()
+        assert wait_goaway(h, client, 8) == (sid, NO_ERROR), (h.goaway, h.eof)
+        assert h.wait_closed(3)
+        assert 1.5 < time.monotonic() - t < 5
 
 
 # pith's least DATA frame when the window, not the body, is short
@@ -412,19 +453,24 @@ def test_reader_that_stops_costs_the_bound(connect, srv):
         assert h.eof, "the send timeout did not end a stalled reader"
 
 
-def test_preface_then_silence(connect):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_preface_then_silence(connect, client):
+    """A preface and no request: the keep-alive timeout (2 s), PINGs or not."""
     with connect() as h:
         t = time.monotonic()
-        g = h.wait_goaway(6)
-        assert g == (0, NO_ERROR) and h.wait_closed(3)
+        g = wait_goaway(h, client, 8)
+        assert g == (0, NO_ERROR) and h.wait_closed(3), (g, h.eof)
         assert 1.5 < time.monotonic() - t < 5
 
 
-def test_idle_after_a_request(connect):
+@pytest.mark.parametrize("client", CLIENTS)
+def test_idle_after_a_request(connect, client):
+    """No open stream after a request: the keep-alive timeout (2 s) from the
+    request's end, PINGs or not."""
     with connect() as h:
         assert h.request("/index.html").status == 200
         t = time.monotonic()
-        assert h.wait_goaway(6) == (1, NO_ERROR) and h.wait_closed(3)
+        assert wait_goaway(h, client, 8) == (1, NO_ERROR) and h.wait_closed(3), h.goaway
         assert 1.5 < time.monotonic() - t < 5
 
 
