@@ -17,7 +17,7 @@ import pytest
 
 from conftest import PITH_BIN, fd_links, settled_fd_count, tls_pki
 from h2util import (STREAM_CLOSED, CONTINUATION, plain_conn, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, GOAWAY, H2,
-                    FLOW_CONTROL_ERROR, HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR,
+                    FLOW_CONTROL_ERROR, HEADERS, NO_ERROR, PING, PRIORITY, PROTOCOL_ERROR, Response,
                     SETTINGS_INITIAL_WINDOW_SIZE, frame, request_fields, rst_stream,
                     settings_frame, window_update)
 
@@ -289,8 +289,7 @@ def test_requests_while_not_reading_cve_2019_9514(connect, srv):
 # moves a request on. pith answers each PING, so these show that its own
 # sends do not rearm the deadline of a connection that waits for the
 # client (issue 33, defect 2): only the client's progress may.
-CLIENTS = ["silent", pytest.param("pings", marks=pytest.mark.xfail(
-    strict=True, reason="issue 33 defect 2: pith's answer to each PING rearms the deadline"))]
+CLIENTS = ["silent", "pings"]
 
 
 def wait_goaway(h, client, timeout):
@@ -430,6 +429,25 @@ def test_a_window_of_the_minimum_is_served(connect, docroot):
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, WINDOW_MIN)]) as h:
         r = h.request("/big.bin", extra=[("range", "bytes=0-65535")], timeout=20)
         assert r.status == 206 and r.body == docroot.files["big.bin"][:65536]
+
+
+def test_a_slow_reader_whose_window_moves_is_served(connect, docroot):
+    """The other side of the deadlines: a window of 1 KiB given back 0.6 s
+    after each frame, so 8 KiB take about 4 s, twice the header timeout.
+    Each grant lets the body move, which is the client's progress, so the
+    stream is served to its end; pith's own sends alone would not do."""
+    with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, WINDOW_MIN)], auto_window=False) as h:
+        sid = h.send_headers(request_fields("/big.bin", extra=[("range", "bytes=0-8191")]))
+        deadline = time.monotonic() + 20
+        while not h.responses.get(sid, Response()).ended and time.monotonic() < deadline:
+            f = h.read_frame(max(0.01, deadline - time.monotonic()))
+            assert f is not None, (h.goaway, h.eof)
+            if f[0] == DATA and f[3] and not f[1] & END_STREAM:
+                time.sleep(0.6)
+                h.send(window_update(sid, len(f[3])) + window_update(0, len(f[3])))
+        r = h.responses[sid]
+        assert r.status == 206 and r.body == docroot.files["big.bin"][:8192], r
+        assert h.goaway is None
 
 
 def test_reader_that_stops_costs_the_bound(connect, srv):
