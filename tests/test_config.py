@@ -194,6 +194,25 @@ def test_sites_from_blocks_and_includes(pith, tmp_path):
     assert "serving %s and 2 more sites" % roots["a"] in s.start_line
 
 
+def test_a_sites_immutable_list_replaces_the_top_levels(pith, www, tmp_path):
+    """A site block's own `immutable` patterns replace the top level's, as
+    its `header` list does (config_file_site): on that site a file that
+    matches only the top level's pattern gets the ordinary max-age, one that
+    matches the site's gets a year. A site that names none keeps the top
+    level's. A merge of the two lists would make the first answer immutable."""
+    for name in ("app.top.css", "app.site.css"):
+        (www / name).write_bytes(b"body{}\n")
+    conf = write_conf(tmp_path, "max-age 100\nimmutable *.top.css\n"
+                      "site own.test {\n root %s\n immutable *.site.css\n}\n"
+                      "site plain.test {\n root %s\n}\n" % (www, www))
+    s = pith("--config", str(conf), root=False)
+    year = "max-age=31536000, immutable"
+    assert s.get("/app.top.css", host="own.test")["Cache-Control"] == "max-age=100"
+    assert s.get("/app.site.css", host="own.test")["Cache-Control"] == year
+    assert s.get("/app.top.css", host="plain.test")["Cache-Control"] == year
+    assert s.get("/app.site.css", host="plain.test")["Cache-Control"] == "max-age=100"
+
+
 def test_command_line_wins(pith, www, tmp_path):
     conf = write_conf(tmp_path, "max-age 100\nheader X-File: 1\nheader X-File2: 2\nroot /nonexistent\n"
                       "site own.test {\n root %s\n max-age 7\n}\n" % www)

@@ -23,7 +23,9 @@
  * stream and nothing to send the keep-alive timeout, with streams waiting
  * for the client the header timeout, with bytes waiting for the socket the
  * send timeout (rearmed on progress): a zero window or a closed TCP window
- * ends there.
+ * ends there. The first two count from the client's last progress (a
+ * request, its DATA, a body its window let move), never from pith's own
+ * sends: its answers to PINGs or SETTINGS keep nothing open.
  */
 #include "server/h2_conn.h"
 
@@ -181,6 +183,37 @@ static void end(struct worker *w, struct h2_conn *hc, enum close_reason why)
         conn_close(w, hc->c, why);
 }
 
+/* The client moved something on: a request, DATA of its own, or a body
+ * its window let move (a DATA frame of ours with bytes in it). The wait
+ * for it (idle or with streams open) starts again from here. */
+static void progress(struct h2_conn *hc)
+{
+    hc->wait_ms = hc->w->now_ms;
+}
+
+/* The deadline while nothing waits for the socket: the keep-alive timeout
+ * with no open stream, the header timeout with streams waiting for the
+ * client, counted from when that wait began (progress(), or the change
+ * between the two). pith's own sends meanwhile (the answer to a PING, a
+ * SETTINGS ACK, HEADERS, a GOAWAY) pass through WRITE and back without
+ * restarting it: else a client that PINGs each second would keep a
+ * half-open stream or an idle connection forever. */
+static void arm_wait(struct worker *w, struct h2_conn *hc)
+{
+    enum h2_timer_mode mode = hc->nstreams ? H2_TIMER_WAIT : H2_TIMER_IDLE;
+    if (mode != hc->wait_mode) {
+        hc->wait_mode = mode;
+        hc->wait_ms = w->now_ms;
+    }
+    unsigned s = mode == H2_TIMER_WAIT ? w->set->timeout_header : w->set->timeout_keepalive;
+    int64_t at = hc->wait_ms + (int64_t)s * 1000;
+    if (hc->timer_mode != mode || hc->wait_deadline != at) {
+        hc->timer_mode = mode;
+        hc->wait_deadline = at;
+        timer_arm(&w->wheel, &hc->c->timer, at); /* passed already: fires at once */
+    }
+}
+
 /* After each event: close when nghttp2 is done (GOAWAY exchanged, no
  * stream left) or a callback failed, else set the deadline for what the
  * connection waits for, give an idle connection's slot back and read on. */
@@ -200,18 +233,14 @@ static void settle(struct worker *w, struct h2_conn *hc)
         end(w, hc, hc->failed ? CLOSE_ERROR : w->draining ? CLOSE_SHUTDOWN : CLOSE_DONE);
         return;
     }
-    enum h2_timer_mode mode = pending        ? H2_TIMER_WRITE
-                              : hc->nstreams ? H2_TIMER_WAIT
-                                             : H2_TIMER_IDLE;
-    if (mode != hc->timer_mode) {
-        hc->timer_mode = mode;
-        arm(w, c,
-            mode == H2_TIMER_WRITE  ? w->set->timeout_send
-            : mode == H2_TIMER_WAIT ? w->set->timeout_header
-                                    : w->set->timeout_keepalive);
-    }
-    if (pending)
+    if (pending) {
+        if (hc->timer_mode != H2_TIMER_WRITE) {
+            hc->timer_mode = H2_TIMER_WRITE;
+            arm(w, c, w->set->timeout_send);
+        }
         return; /* the loop watches both directions until the send is done */
+    }
+    arm_wait(w, hc);
     if (hc->resume_on_write) {
         w->loop->want_write(w, c); /* a deferred body source goes on first */
         return;
@@ -342,6 +371,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
     struct h2_conn *hc = ud;
     switch (f->hd.type) {
     case NGHTTP2_HEADERS:
+        progress(hc); /* a request, or a request's trailers */
         if (f->headers.cat == NGHTTP2_HCAT_REQUEST)
             h2_stream_request(hc->w, hc, f->hd.stream_id);
         break;
@@ -349,6 +379,8 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         /* An empty DATA frame that ends nothing (CVE-2019-9518). */
         if (f->hd.length == 0 && !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
             h2_glitch(hc->w, hc);
+        else
+            progress(hc);
         break;
     case NGHTTP2_RST_STREAM: stats_add(&hc->w->stats->h2_resets_recv, 1); break;
     case NGHTTP2_WINDOW_UPDATE:
@@ -388,7 +420,9 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
     (void)s;
     struct h2_conn *hc = ud;
-    if (f->hd.type == NGHTTP2_RST_STREAM)
+    if (f->hd.type == NGHTTP2_DATA && f->hd.length > 0)
+        progress(hc); /* the client's window let a body move */
+    else if (f->hd.type == NGHTTP2_RST_STREAM)
         stats_add(&hc->w->stats->h2_resets_sent, 1); /* MadeYouReset: on_close counts it */
     else if (f->hd.type == NGHTTP2_GOAWAY)
         stats_add(&hc->w->stats->h2_goaways[goaway_reason(f->goaway.error_code)], 1);

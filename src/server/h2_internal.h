@@ -87,6 +87,8 @@ struct exchange;
  * of which an idle connection has touched only the first page. */
 #define H2_FRAMEBUF_REGION (20 * 1024)
 
+/* IDLE and WAIT count from when that wait began (the client's last
+ * progress, or the change between them), not from pith's last send. */
 enum h2_timer_mode {
     H2_TIMER_NONE,
     H2_TIMER_IDLE,  /* no open stream, nothing to send: timeout_keepalive */
@@ -116,6 +118,11 @@ struct h2_conn {
     bool terminated;            /* ... and it ends the session (not a drain's) */
     bool resume_on_write;       /* a body source paused: writable() resumes it */
     enum h2_timer_mode timer_mode;
+
+    enum h2_timer_mode wait_mode; /* IDLE or WAIT: what pith waits for when it sends nothing */
+    int64_t wait_ms;              /* since when: the client's last progress, or wait_mode's start */
+    int64_t wait_deadline;        /* the deadline armed for that wait */
+
     int32_t max_stream_id;   /* the highest client stream id seen in HEADERS */
     struct h2_stream *first; /* the open streams with a slot */
     unsigned nstreams;

@@ -27,6 +27,10 @@ struct exchange;
  *   /.pith-test/forbidden-syscall  the same for getcwd;
  *   /.pith-test/asan-report        reads past a stack array: ASan must
  *                                  report it from inside the sandbox;
+ *   /.pith-test/heap               pith-asan: 200 with X-Heap-Bytes, the
+ *                                  bytes the worker's heap holds by ASan's
+ *                                  count (tests/test_h2_floods.py's memory
+ *                                  bounds, where RSS counts the quarantine);
  *   /.pith-test/open-outside       opens /etc/passwd directly (not beneath
  *                                  the root): Landlock refuses, and the
  *                                  refusal is logged; 403, or 200 when the
