@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCK_WAIT_S 2    /* another instance orders: look again this soon */
+#define LOCK_WAIT_S 2    /* another instance orders: look again this soon (PITH_ACME_LOCK_WAIT_S) */
 #define RECHECK_S   3600 /* a current certificate is looked at again (ARI, other instances) */
 
 void acme_log(const char *fmt, ...)
@@ -233,7 +233,7 @@ static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
         if (stored(ap, ns, &p, now, &st) == 1) {
             acme_log("%s: obtained a certificate, valid until %s", ns->name,
                      when_text(p.not_after, t, sizeof t));
-            ns->ari_at = 0;
+            ns->ari_at = now; /* a fresh certificate: ARI is asked in an hour */
             current(ap, ns, &p, &st, now);
             ns->when.failures = 0;
         }
@@ -268,7 +268,8 @@ static void step(struct acme_proc *ap, unsigned i, int64_t now)
             acme_log("%s: cannot take %s/locks/%s: %s", ns->name, ap->srv->set.acme_dir, ns->name,
                      strerror(-lk));
         ns->said_waiting = lk == 0;
-        ns->when.next = now + LOCK_WAIT_S;
+        const char *env = getenv("PITH_ACME_LOCK_WAIT_S");
+        ns->when.next = now + (env ? atoi(env) : LOCK_WAIT_S);
         acme_pair_free(&p);
         return;
     }
@@ -354,9 +355,11 @@ int acme_run(struct server *srv)
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid || setup(&ap) < 0)
         return 1;
-    /* What was stored at start is what the master loaded. */
+    /* What was stored at start is what the master loaded; a restart asks
+     * the CA nothing about it (not even ARI) for an hour. */
     for (unsigned i = 0; i < ap.n; i++) {
         struct name_state *ns = &ap.names[i];
+        ns->ari_at = (int64_t)time(NULL);
         if (ns->name && fstatat(ap.dirfd, ns->rel, &ns->seen, AT_SYMLINK_NOFOLLOW) < 0)
             memset(&ns->seen, 0, sizeof ns->seen);
     }
