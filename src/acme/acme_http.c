@@ -186,7 +186,7 @@ int acme_http_do(struct acme_http *h, const char *url, const char *body, const c
     if (hdr && setup(h, url, body, hdr))
         e = curl_easy_perform(h->curl);
     curl_slist_free_all(hdr);
-    if (h->too_big) {
+    if (h->too_big || e == CURLE_FILESIZE_EXCEEDED) {
         snprintf(r->err, sizeof r->err, "the answer from %s is larger than %d KiB", url,
                  ACME_BODY_MAX / 1024);
         return -1;

@@ -208,6 +208,20 @@ static bool current(struct acme_proc *ap, struct name_state *ns, struct acme_pai
     return true;
 }
 
+/* Whether a file can be made in certs/ (a probe made and removed): an
+ * order whose certificate cannot be stored would only spend the CA's
+ * limits. Permissions alone would not say (root, read-only mounts). */
+static int probe_writable(int dirfd)
+{
+    int fd = openat(dirfd, "certs/.pith-probe",
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    unlinkat(dirfd, "certs/.pith-probe", 0);
+    return 0;
+}
+
 /* The order itself, under the lock; the new pair stored and announced. */
 static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
                   const struct acme_pair *old, int64_t now)
@@ -217,7 +231,7 @@ static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
     size_t n = 0;
     long retry_after = -1;
     bool limited = false;
-    int r = faccessat(ap->dirfd, "certs", W_OK, AT_EACCESS) < 0 ? -errno : 0;
+    int r = probe_writable(ap->dirfd);
     if (r < 0)
         acme_log("%s/certs is not writable (%s): no certificate is ordered until it is", dir,
                  strerror(-r));
@@ -397,8 +411,11 @@ static int make_dir(const char *dir, const char *sub, int uid, int gid)
             return -errno;
         *p = '/';
     }
+    struct stat st;
     if (mkdir(path, 0700) < 0 && errno != EEXIST)
         return -errno;
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return -ENOTDIR;
     if (uid >= 0 && chown(path, (uid_t)uid, (gid_t)gid) < 0)
         return -errno;
     return 0;
@@ -455,8 +472,7 @@ int acme_prepare(struct server *srv)
             /* Said, not fatal: HTTP is served and the ACME process says
              * again, each time it would order, why it cannot. */
             fprintf(stderr, "pith: acme: cannot make %s/%s: %s\n", set->acme_dir, subs[k],
-                    strerror(-r));
-            break;
+                    strerror(-r)); /* and the others are still made */
         }
     }
     srv->acme = acme_shared_new();
