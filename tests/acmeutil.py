@@ -40,15 +40,29 @@ def _wait_port(port, proc, what, timeout=15.0):
     raise RuntimeError("%s did not listen on %d" % (what, port))
 
 
+def loopback_name():
+    """A host name that resolves to 127.0.0.1 through the system's resolver
+    (this machine's name in /etc/hosts), so that libcurl resolves it in its
+    resolver thread: it answers "localhost" itself. None where there is
+    none."""
+    name = socket.gethostname()
+    try:
+        return name if socket.gethostbyname(name) == "127.0.0.1" else None
+    except OSError:
+        return None
+
+
 def api_cert(d):
-    """A self-signed certificate for pebble's API (127.0.0.1, localhost):
+    """A self-signed certificate for pebble's API (127.0.0.1, localhost, this
+    machine's name):
     pith trusts it with --acme-ca-root."""
     cert, key = os.path.join(d, "api.pem"), os.path.join(d, "api.key")
     if not os.path.exists(cert):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                         "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
                         "-days", "30", "-subj", "/CN=pebble api",
-                        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:%s"
+                        % socket.gethostname(),
                         "-addext", "basicConstraints=critical,CA:TRUE"],
                        check=True, capture_output=True)
     return cert, key
