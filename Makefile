@@ -27,14 +27,19 @@ CLI_SRC    = $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/main.c src/cl
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/compress_variant.c \
                 src/cli/compress_stale.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
-FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
+# Automatic HTTPS (issue 35): the ACME client, its process and the challenge
+# table the workers answer from; full build only. -lcurl: HTTPS to the CA
+# (libcurl4-openssl-dev), -ljansson: its JSON (libjansson-dev).
+ACME_SRC   = $(sort $(wildcard src/acme/*.c))
+ACME_LIBS  = -lcurl -ljansson
+FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC) $(ACME_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
 TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
 AUTH_SRC   = src/server/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
 H2_SRC     = src/server/h2_conn.c src/server/h2_mem.c src/server/h2_stream.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS)
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))

@@ -65,6 +65,10 @@ OPTIONS = {
     "timeout-handshake": ("3", "0"),
     "http2": ("off", "maybe"),
     "h2-max-streams": ("10", "0"),
+    "acme": ("ops@example.org", "nope"),
+    "acme-ca": ("https://127.0.0.1:14000/dir", "http://127.0.0.1/dir"),
+    "acme-ca-root": ("@CERT@", ""),
+    "acme-dir": ("@STATE@", ""),
     "quiet": (None, "x"),
     "site": ("@SITE@", "nosite"),
     "root": ("@ROOT@", ""),
@@ -82,9 +86,14 @@ NEEDS = {
     "hsts": ["tls-cert @CERT@", "tls-key @KEY@"],
     "unix-mode": ["addr unix:@SOCK@"],
     "unix-owner": ["addr unix:@SOCK@"],
+    "acme": ["site @SITE@", "acme-dir @STATE@"],
+    "acme-ca": ["acme ops@example.org", "site @SITE@", "acme-dir @STATE@"],
+    "acme-ca-root": ["acme ops@example.org", "site @SITE@", "acme-dir @STATE@"],
+    "acme-dir": ["acme ops@example.org", "site @SITE@"],
 }
 FULL_ONLY = {"tls-cert", "tls-key", "tls-port", "tls-only", "redirect-http", "hsts",
-             "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams"}
+             "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams", "acme",
+             "acme-ca", "acme-ca-root", "acme-dir"}
 CMDLINE_ONLY = {"check", "help", "version", "config"}
 
 
@@ -105,7 +114,8 @@ def subst(text, www, tmp_path):
     return (text.replace("@ROOT@", str(www)).replace("@LOG@", str(tmp_path / "a.log"))
             .replace("@PIDFILE@", str(tmp_path / "pith.pid")).replace("@CERT@", cert)
             .replace("@KEY@", key).replace("@SOCK@", str(tmp_path / "s.sock"))
-            .replace("@SITE@", "a.test=%s" % www).replace("@USERS@", str(users)))
+            .replace("@SITE@", "a.test=%s" % www).replace("@USERS@", str(users))
+            .replace("@STATE@", str(tmp_path / "acme")))
 
 
 def write_conf(tmp_path, text, name="pith.conf"):

@@ -8,6 +8,7 @@
  */
 #include "server/handler.h"
 
+#include "acme/acme.h"
 #include "core/bytes.h"
 #include "core/escape.h"
 #include "core/respond.h"
@@ -340,6 +341,9 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
             reply_error(w, x, 400);
         return;
     }
+    /* ACME's http-01 (issue 35): before the redirect and every site rule. */
+    if (unlikely(w->srv->acme) && acme_http01(w, x, t.path))
+        return;
     if (w->set->redirect_http && !x->tls) {
         tls_redirect(w, x, info->host, t.path, t.has_query ? &t.query : NULL);
         return;

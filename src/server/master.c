@@ -37,6 +37,7 @@
  */
 #include "server/master.h"
 
+#include "acme/acme.h"
 #include "core/bytes.h"
 #include "server/clients.h"
 #include "server/log.h"
@@ -74,8 +75,11 @@ struct master {
     int status_pid;            /* the --status process; 0: none running */
     int64_t status_restart_at; /* ms; 0: none scheduled */
     bool status_stop_sent;
-    bool announced;    /* READY=1 was sent */
-    struct upgrade up; /* SIGUSR2 (upgrade.c) */
+    int acme_pid;            /* the ACME process (issue 35); 0: none running */
+    int64_t acme_restart_at; /* ms; 0: none scheduled */
+    int64_t acme_backoff;    /* ms: the delay after its next death */
+    bool announced;          /* READY=1 was sent */
+    struct upgrade up;       /* SIGUSR2 (upgrade.c) */
 };
 
 /* ---- the --status process (status.c): started after the workers, restarted
@@ -106,6 +110,51 @@ static bool status_died(struct master *m, int pid)
     if (!m->stopping) {
         log_error("the status process died; starting a new one in 1 s");
         m->status_restart_at = sys_now_ms() + 1000;
+    }
+    return true;
+}
+
+/* ---- the ACME process (issue 35, src/acme/): started after the workers,
+ * restarted after a delay doubling from 1 s to a minute when it dies,
+ * stopped at once when the server stops (it serves no one) ------------- */
+
+static void start_acme(struct master *m)
+{
+    m->acme_restart_at = 0;
+    if (!m->srv->acme)
+        return;
+    int pid = sys_fork();
+    if (pid == 0)
+        sys_exit(acme_run(m->srv));
+    if (pid < 0) {
+        log_error_errno("start the ACME process", NULL, pid);
+        m->acme_restart_at = sys_now_ms() + 1000;
+        return;
+    }
+    m->acme_pid = pid;
+}
+
+static bool acme_died(struct master *m, int pid, int status)
+{
+    if (pid != m->acme_pid)
+        return false;
+    m->acme_pid = 0;
+    if (!m->stopping) {
+        int st = sys_exit_status(status);
+        m->acme_backoff = m->acme_backoff ? m->acme_backoff * 2 : 1000;
+        if (m->acme_backoff > 60000)
+            m->acme_backoff = 60000;
+        char line[160];
+        struct buf b = buf_make(line, sizeof line - 1);
+        buf_put_cstr(&b, st < 0 ? "the ACME process was killed by signal "
+                                : "the ACME process exited with status ");
+        buf_put_u64(&b, (uint64_t)(st < 0 ? -st : st));
+        buf_put_cstr(&b, "; starting a new one in ");
+        buf_put_u64(&b, (uint64_t)m->acme_backoff / 1000);
+        buf_put_cstr(&b, " s");
+        line[b.full ? 0 : b.len] = '\0';
+        log_error(line);
+        m->acme_restart_at = sys_now_ms() + m->acme_backoff;
     }
     return true;
 }
@@ -231,7 +280,7 @@ static void reap(struct master *m)
     while ((pid = sys_waitpid_any(&status)) > 0) {
         if (pid == m->up.pid)
             upgrade_child_exited(&m->up, m->srv, status);
-        if (status_died(m, pid))
+        if (status_died(m, pid) || acme_died(m, pid, status))
             continue;
         for (unsigned i = 0; i < m->srv->nlisten; i++)
             if (m->slots[i].pid == pid)
@@ -291,6 +340,8 @@ static void begin_stop(struct master *m)
         sys_kill(m->status_pid, SIGTERM);
         m->status_stop_sent = true;
     }
+    if (m->acme_pid > 0)
+        sys_kill(m->acme_pid, SIGTERM); /* an order in flight is taken up by the next start */
     /* Our copies of the listeners would keep the ports open (connections
      * queued but never accepted); closing them lets the kernel refuse.
      * Shared ones repeat in listen_fds: each is closed once. */
@@ -385,17 +436,35 @@ static void on_signal(struct master *m, int sig)
     }
 }
 
+/* The ACME process stored a new certificate (issue 35): it goes live the
+ * way SIGHUP's TLS reload takes, without dropping a connection: the master
+ * reads the pairs, publishes them, and the workers build new contexts for
+ * new handshakes while those in flight keep theirs. */
+static void acme_certs(struct master *m)
+{
+    if (m->srv->tls && tls_server_reload(m->srv->tls, &m->srv->set) == 0) {
+        prepare_log_reopen(m); /* the workers' HUP reopens the log too */
+        signal_workers(m, SIGHUP);
+    }
+}
+
 /* Marks the workers that reported on the ready pipe; once all serve, tells
  * systemd (and the master this one replaces, which then drains). */
 static void collect_ready(struct master *m)
 {
     struct server *srv = m->srv;
     int32_t pid;
+    bool certs = false;
     while (srv->ready_pipe[0] >= 0 &&
            sys_read(srv->ready_pipe[0], &pid, sizeof pid) == (ssize_t)sizeof pid)
-        for (unsigned i = 0; i < srv->nlisten; i++)
-            if (m->slots[i].pid == pid)
-                m->slots[i].ready = true;
+        if (pid == ACME_READY_CERTS)
+            certs = true;
+        else
+            for (unsigned i = 0; i < srv->nlisten; i++)
+                if (m->slots[i].pid == pid)
+                    m->slots[i].ready = true;
+    if (certs && !m->stopping)
+        acme_certs(m);
     for (unsigned i = 0; i < srv->nlisten && srv->ready_pipe[0] < 0; i++)
         m->slots[i].ready = m->slots[i].pid > 0; /* no pipe: started counts */
     if (m->announced || m->stopping)
@@ -433,6 +502,8 @@ static void restart_due(struct master *m)
     }
     if (m->status_restart_at && now >= m->status_restart_at)
         start_status(m);
+    if (m->acme_restart_at && now >= m->acme_restart_at)
+        start_acme(m);
 }
 
 /* How long to wait for a signal: until the next restart is due, at most
@@ -457,6 +528,7 @@ int master_run(struct server *srv)
     for (unsigned i = 0; i < srv->nlisten; i++)
         start_worker(&m, i);
     start_status(&m);
+    start_acme(&m);
     for (;;) {
         int sig = sys_sigwait(master_signals, ARRAY_LEN(master_signals), wait_ms(&m));
         if (sig > 0)
@@ -470,12 +542,14 @@ int master_run(struct server *srv)
                 sys_kill(m.status_pid, SIGTERM);
                 m.status_stop_sent = true;
             }
-            if (!any_running(&m) && m.status_pid == 0)
+            if (!any_running(&m) && m.status_pid == 0 && m.acme_pid == 0)
                 break;
             if (sys_now_ms() >= m.kill_at) {
                 signal_workers(&m, SIGKILL);
                 if (m.status_pid > 0)
                     sys_kill(m.status_pid, SIGKILL);
+                if (m.acme_pid > 0)
+                    sys_kill(m.acme_pid, SIGKILL);
             }
             continue;
         }

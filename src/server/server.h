@@ -27,6 +27,7 @@ struct stats_shared;
 struct tls_server;
 struct clients;
 struct auth_server;
+struct acme_shared;
 
 #define SERVER_NAME            "pith/" PITH_VERSION
 #define SETTINGS_WORKERS_MAX   64
@@ -115,6 +116,13 @@ struct settings {
     unsigned hsts;                                  /* Strict-Transport-Security max-age; 0: none */
     char hsts_value[32];                            /* "max-age=N" */
     unsigned timeout_handshake;                     /* seconds for a whole TLS handshake */
+    /* automatic HTTPS (issue 35; src/acme/): a pair whose tls_acme[] names a
+     * host is pith's own, kept in --acme-dir as one file holding the key and
+     * the chain (tls_cert and tls_key name it both), missing until obtained */
+    const char *tls_acme[SETTINGS_TLS_PAIRS_MAX]; /* NULL: a --tls-cert pair */
+    unsigned nacme;
+    const char *acme_email; /* NULL: off */
+    const char *acme_ca, *acme_ca_root, *acme_dir;
     bool http2;              /* HTTP/2 (issue 20): ALPN h2, h2c by prior knowledge */
     unsigned h2_max_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS [1..1000] */
 
@@ -183,9 +191,10 @@ struct server {
     int tls_listen_fds[SETTINGS_WORKERS_MAX];
     struct sockaddr_storage tls_listen_addr;
     socklen_t tls_listen_len;
-    unsigned tls_port;      /* the bound TLS port (the kernel's pick for 0) */
-    char tls_url[128];      /* "https://[::]:8443/" for the start line */
-    struct tls_server *tls; /* NULL without HTTPS */
+    unsigned tls_port;        /* the bound TLS port (the kernel's pick for 0) */
+    char tls_url[128];        /* "https://[::]:8443/" for the start line */
+    struct tls_server *tls;   /* NULL without HTTPS */
+    struct acme_shared *acme; /* --acme (issue 35): the challenges every worker answers */
     /* Last, as settings' tables are: only the sites in use are written. */
     struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
 };

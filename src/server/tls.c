@@ -183,7 +183,7 @@ int tls_conn_start(struct worker *w, struct conn *c)
     bool ready = tc->ready; /* the ready list may still name this slot */
     *tc = (struct tls_conn){.ready = ready, .handshaking = true};
     struct tls_server *ts = w->srv->tls;
-    tc->ssl = SSL_new(ts->ctx[0]);
+    tc->ssl = SSL_new(tls_server_first(ts));
     BIO *rb = BIO_new(w->tls->in_method);
     BIO *wb = BIO_new_socket(c->fd, BIO_NOCLOSE);
     if (!tc->ssl || !rb || !wb) {
@@ -355,6 +355,23 @@ static bool proxy_header(struct worker *w, struct conn *c)
     return true;
 }
 
+/* A tls-alpn-01 validation (issue 35; RFC 8737 §3): its handshake was
+ * all there is to it. Nothing is served on the connection: close_notify,
+ * then the close. True when c was one (then closed). */
+static bool acme_challenge_done(struct worker *w, struct conn *c)
+{
+    const unsigned char *p;
+    unsigned n;
+    SSL_get0_alpn_selected(tconn(w, c)->ssl, &p, &n);
+    if (n != 10 || memcmp(p, "acme-tls/1", 10) != 0)
+        return false;
+    ERR_clear_error();
+    SSL_shutdown(tconn(w, c)->ssl);
+    ERR_clear_error();
+    conn_close(w, c, CLOSE_DONE);
+    return true;
+}
+
 /* Drives the handshake. True when it is done and c is open. */
 static bool handshake(struct worker *w, struct conn *c)
 {
@@ -377,7 +394,7 @@ static bool handshake(struct worker *w, struct conn *c)
     int r = SSL_do_handshake(tc->ssl);
     if (r == 1) {
         established(w, c);
-        return true;
+        return !acme_challenge_done(w, c);
     }
     char why[200];
     switch (SSL_get_error(tc->ssl, r)) {

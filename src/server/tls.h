@@ -29,6 +29,7 @@ struct tls_server;
 struct worker;
 struct conn;
 struct exchange;
+struct acme_shared;
 
 #ifdef PITH_TINY
 /* pith-tiny leaves HTTPS out (config.c refuses its flags, the tls*.c files
@@ -46,6 +47,9 @@ struct exchange;
 /* Loads every --tls-cert/--tls-key pair and builds the contexts. On failure
  * returns NULL with one line in err ("--tls-key k.pem: <OpenSSL's reason>"). */
 struct tls_server *tls_server_new(const struct settings *set, char *err, size_t cap);
+
+/* --acme (issue 35): the challenge table tls-alpn-01 handshakes answer from. */
+void tls_server_acme(struct tls_server *ts, struct acme_shared *sh);
 
 /* For the start line: "kernel TLS available" or "userspace TLS: <why>". */
 const char *tls_server_path(const struct tls_server *ts);

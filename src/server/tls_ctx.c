@@ -14,6 +14,7 @@
 #include "server/tls.h"
 #include "server/tls_internal.h"
 
+#include "acme/acme.h"
 #include "core/authority.h"
 #include "core/bytes.h"
 #include "core/http_parse.h"
@@ -89,10 +90,28 @@ static void set_err(char *err, size_t cap, const char *flag, const char *file, c
 
 /* ---- the policy ------------------------------------------------------------------- */
 
+static int no_passphrase(char *buf, int size, int rwflag, void *u);
+
+/* Marks (SSL app data) a handshake that hello_select() gave a tls-alpn-01
+ * challenge certificate (issue 35): nothing but acme-tls/1 is negotiated,
+ * the SNI pass leaves its certificate alone, and tls.c closes it as soon
+ * as the handshake ends (RFC 8737 §3). */
+static const char acme_marker = 1;
+
 static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen,
                        const unsigned char *in, unsigned inlen, void *arg)
 {
     (void)arg;
+    if (SSL_get_app_data(s) == &acme_marker) {
+        static const unsigned char acme[] = "\x0a"
+                                            "acme-tls/1";
+        unsigned char *sel;
+        if (SSL_select_next_proto(&sel, outlen, acme, sizeof acme - 1, in, inlen) !=
+            OPENSSL_NPN_NEGOTIATED)
+            return SSL_TLSEXT_ERR_ALERT_FATAL;
+        *out = sel;
+        return SSL_TLSEXT_ERR_OK;
+    }
     /* The server's list, in its order of preference: h2 first (issue 20)
      * unless --http2 off; a client that offers only http/1.1 gets it. */
     static const unsigned char both[] = "\x02h2\x08http/1.1";
@@ -122,7 +141,13 @@ int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host)
     if (n > ts->nctx - first)
         n = ts->nctx - first;
     for (unsigned i = first; host && n > 1 && i < first + n; i++) {
-        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        /* An ACME pair (issue 35) is for its name, certificate or not yet. */
+        if (ts->set->tls_acme[i]) {
+            if (strcmp(ts->set->tls_acme[i], host) == 0)
+                return (int)i;
+            continue;
+        }
+        X509 *cert = ts->ctx[i] ? SSL_CTX_get0_certificate(ts->ctx[i]) : NULL;
         if (cert && X509_check_host(cert, host, 0, 0, NULL) == 1)
             return (int)i;
     }
@@ -138,18 +163,68 @@ int tls_ctx_index(const struct tls_server *ts, const SSL_CTX *ctx)
     return 0;
 }
 
-/* The context for SNI name (name_len bytes, not terminated): the site the
- * name picks (the default site when none does), then the context
- * tls_choose_ctx() gives for that site and name; NULL keeps the current one. */
+/* The pair for SNI name (name_len bytes, not terminated): the site the
+ * name picks (the default site when none does), then the pair
+ * tls_choose_ctx() gives for that site and name; -1 keeps the current one.
+ * key[VHOST_NAME_MAX + 3] receives the name as a lowercase host. */
+static int pair_for_name(const struct tls_server *ts, const char *name, size_t name_len, char *key)
+{
+    long n = vhost_host_key(span_make(name, name_len), key, VHOST_NAME_MAX + 2);
+    if (n <= 0)
+        return -1;
+    key[n] = '\0';
+    int site = vhost_lookup(&ts->set->hosts, span_make(key, (size_t)n));
+    return tls_choose_ctx(ts, site < 0 ? 0 : (unsigned)site, key);
+}
+
 static SSL_CTX *ctx_for_name(const struct tls_server *ts, const char *name, size_t name_len)
 {
     char key[VHOST_NAME_MAX + 3];
-    long n = vhost_host_key(span_make(name, name_len), key, sizeof key - 1);
-    if (n <= 0)
-        return NULL;
-    key[n] = '\0';
-    int site = vhost_lookup(&ts->set->hosts, span_make(key, (size_t)n));
-    return ts->ctx[tls_choose_ctx(ts, site < 0 ? 0 : (unsigned)site, key)];
+    int i = pair_for_name(ts, name, name_len, key);
+    return i < 0 ? NULL : ts->ctx[i];
+}
+
+/* Whether the ClientHello's ALPN list offers acme-tls/1 (RFC 8737 §3). */
+static bool offers_acme_tls(SSL *s)
+{
+    const unsigned char *p;
+    size_t len;
+    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_application_layer_protocol_negotiation, &p,
+                                  &len) != 1 ||
+        len < 2)
+        return false;
+    for (size_t i = 2; i < len && i + 1 + p[i] <= len; i += 1 + p[i])
+        if (p[i] == 10 && memcmp(p + i + 1, "acme-tls/1", 10) == 0)
+            return true;
+    return false;
+}
+
+/* tls-alpn-01 (issue 35): the challenge certificate the ACME process
+ * published for the SNI name, on the base context (so that no pair's
+ * certificate can be chosen beside it), or the handshake fails. */
+static int acme_hello(struct tls_server *ts, SSL *s, const char *host, int *alert)
+{
+    char cert[4096], key[1024];
+    size_t cl = sizeof cert, kl = sizeof key;
+    *alert = SSL_AD_NO_APPLICATION_PROTOCOL;
+    if (!ts->acme || acme_tlsalpn01(ts->acme, host, cert, &cl, key, &kl) < 0)
+        return SSL_CLIENT_HELLO_ERROR;
+    BIO *cb = BIO_new_mem_buf(cert, (int)cl), *kb = BIO_new_mem_buf(key, (int)kl);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, no_passphrase, NULL) : NULL;
+    EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, no_passphrase, NULL) : NULL;
+    SSL_set_SSL_CTX(s, ts->base);
+    bool ok = x && k && SSL_use_certificate(s, x) == 1 && SSL_use_PrivateKey(s, k) == 1;
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    ERR_clear_error();
+    if (!ok) {
+        *alert = SSL_AD_INTERNAL_ERROR;
+        return SSL_CLIENT_HELLO_ERROR;
+    }
+    SSL_set_app_data(s, (void *)&acme_marker);
+    return SSL_CLIENT_HELLO_SUCCESS;
 }
 
 /* The host_name of a server_name extension's body (RFC 6066 §3), or false. */
@@ -181,16 +256,26 @@ static bool sni_host_name(const unsigned char *p, size_t len, const char **name,
  * which then changes nothing. */
 static int hello_select(SSL *s, int *alert, void *arg)
 {
-    (void)alert;
     (void)arg;
     struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
     const unsigned char *ext;
     size_t ext_len, name_len;
     const char *name;
+    char key[VHOST_NAME_MAX + 3];
     if (!ts || SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &ext, &ext_len) != 1 ||
         !sni_host_name(ext, ext_len, &name, &name_len))
         return SSL_CLIENT_HELLO_SUCCESS;
-    SSL_CTX *ctx = ctx_for_name(ts, name, name_len);
+    int i = pair_for_name(ts, name, name_len, key);
+    if (i >= 0 && ts->acme && offers_acme_tls(s))
+        return acme_hello(ts, s, key, alert);
+    if (i >= 0 && !ts->ctx[i]) {
+        /* An ACME name whose first certificate is still being obtained:
+         * the handshake fails with an alert, as caddy's does, rather than
+         * show another name's certificate (docs/DESIGN.md §12). */
+        *alert = SSL_AD_INTERNAL_ERROR;
+        return SSL_CLIENT_HELLO_ERROR;
+    }
+    SSL_CTX *ctx = i >= 0 ? ts->ctx[i] : NULL;
     if (ctx && SSL_get_SSL_CTX(s) != ctx)
         SSL_set_SSL_CTX(s, ctx);
     return SSL_CLIENT_HELLO_SUCCESS;
@@ -203,7 +288,7 @@ static int sni_select(SSL *s, int *alert, void *arg)
     (void)arg;
     struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
     const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
-    if (!ts || !name)
+    if (!ts || !name || SSL_get_app_data(s) == &acme_marker)
         return SSL_TLSEXT_ERR_OK;
     SSL_CTX *ctx = ctx_for_name(ts, name, strlen(name));
     if (ctx && SSL_get_SSL_CTX(s) != ctx)
@@ -375,19 +460,36 @@ static int where_from(const struct settings *set, unsigned pair, char *err, size
 }
 
 /* Reads every pair into sh, then builds a context from each into out[]. On
- * failure nothing is kept (the caller's contexts stay). */
+ * failure nothing is kept (the caller's contexts stay). An ACME pair (issue
+ * 35) never fails the others: missing or unusable, it is pending (NULL,
+ * lengths 0), and the ACME process says why and orders one. */
 static int load_pairs(struct tls_server *ts, struct pem_slot *sh, SSL_CTX **out, char *err,
                       size_t cap)
 {
     const struct settings *set = ts->set;
-    for (unsigned i = 0; i < set->ntls; i++)
-        if (read_pem("--tls-cert", set->tls_cert[i], sh->cert[i], CERT_PEM_MAX, &sh->cert_len[i],
-                     err, cap) < 0 ||
-            read_pem("--tls-key", set->tls_key[i], sh->key[i], KEY_PEM_MAX, &sh->key_len[i], err,
-                     cap) < 0)
-            return where_from(set, i, err, cap);
+    char ignored[400];
     for (unsigned i = 0; i < set->ntls; i++) {
-        out[i] = ctx_build(ts, sh, i, err, cap);
+        bool acme = set->tls_acme[i] != NULL;
+        char *e = acme ? ignored : err;
+        size_t ecap = acme ? sizeof ignored : cap;
+        if (read_pem("--tls-cert", set->tls_cert[i], sh->cert[i], CERT_PEM_MAX, &sh->cert_len[i], e,
+                     ecap) < 0 ||
+            read_pem("--tls-key", set->tls_key[i], sh->key[i], KEY_PEM_MAX, &sh->key_len[i], e,
+                     ecap) < 0) {
+            if (!acme)
+                return where_from(set, i, err, cap);
+            sh->cert_len[i] = sh->key_len[i] = 0;
+        }
+    }
+    for (unsigned i = 0; i < set->ntls; i++) {
+        bool acme = set->tls_acme[i] != NULL;
+        out[i] = acme && !sh->cert_len[i]
+                     ? NULL
+                     : ctx_build(ts, sh, i, acme ? ignored : err, acme ? sizeof ignored : cap);
+        if (!out[i] && acme) {
+            sh->cert_len[i] = sh->key_len[i] = 0;
+            continue;
+        }
         if (!out[i]) {
             for (unsigned k = 0; k < i; k++)
                 SSL_CTX_free(out[k]);
@@ -425,11 +527,22 @@ struct tls_server *tls_server_new(const struct settings *set, char *err, size_t 
     ts->pems = sh;
     ts->tickets = tk;
     ts->set = set;
+    ts->base = ctx_policy(ts);
+    if (!ts->base) {
+        snprintf(err, cap, "cannot set up the TLS policy");
+        return NULL;
+    }
     if (load_pairs(ts, &sh->slot[0], ts->ctx, err, cap) < 0) /* generation 0, before any fork */
         return NULL;
     ts->nctx = set->ntls;
     probe_ktls(ts);
     return ts;
+}
+
+void tls_server_acme(struct tls_server *ts, struct acme_shared *sh)
+{
+    if (ts)
+        ts->acme = sh;
 }
 
 const char *tls_server_path(const struct tls_server *ts)
@@ -446,6 +559,26 @@ static void replace_contexts(struct tls_server *ts, SSL_CTX **fresh)
     for (unsigned i = 0; i < ts->nctx; i++) {
         SSL_CTX_free(ts->ctx[i]);
         ts->ctx[i] = fresh[i];
+    }
+}
+
+/* An ACME pair that is served now but whose file no longer loads keeps
+ * what it had (its texts and context): a good certificate is never
+ * replaced by a bad one (issue 35); the ACME process says what is wrong. */
+static void keep_served(struct tls_server *ts, const struct pem_slot *old, struct pem_slot *sh,
+                        SSL_CTX **fresh)
+{
+    for (unsigned i = 0; i < ts->nctx; i++) {
+        if (!ts->set->tls_acme[i] || fresh[i] || !ts->ctx[i])
+            continue;
+        sh->cert_len[i] = old->cert_len[i];
+        sh->key_len[i] = old->key_len[i];
+        memcpy(sh->cert[i], old->cert[i], old->cert_len[i]);
+        memcpy(sh->key[i], old->key[i], old->key_len[i]);
+        SSL_CTX_up_ref(ts->ctx[i]);
+        fresh[i] = ts->ctx[i];
+        log_error3("HUP: keeping the current certificate of ", ts->set->tls_acme[i],
+                   ": its file in --acme-dir does not load");
     }
 }
 
@@ -466,6 +599,7 @@ int tls_server_reload(struct tls_server *ts, const struct settings *set)
         log_error3("HUP: keeping the current TLS certificates and keys: ", err, "");
         return -1;
     }
+    keep_served(ts, &pm->slot[ts->generation & 1], &pm->slot[next & 1], fresh);
     replace_contexts(ts, fresh);
     __atomic_store_n(&pm->generation, next, __ATOMIC_RELEASE);
     ts->generation = next;
@@ -514,8 +648,9 @@ void tls_worker_reload(struct worker *w)
     SSL_CTX *fresh[SETTINGS_TLS_PAIRS_MAX];
     char err[400];
     for (unsigned i = 0; i < ts->nctx; i++) {
-        fresh[i] = ctx_build(ts, copy, i, err, sizeof err);
-        if (!fresh[i]) {
+        bool acme = ts->set->tls_acme[i] != NULL; /* pending while it has no text */
+        fresh[i] = acme && !copy->cert_len[i] ? NULL : ctx_build(ts, copy, i, err, sizeof err);
+        if (!fresh[i] && !(acme && !copy->cert_len[i])) {
             while (i--)
                 SSL_CTX_free(fresh[i]);
             sys_unmap(copy, sizeof *copy);
@@ -534,7 +669,9 @@ void tls_worker_reload(struct worker *w)
 static bool certs_name(const struct tls_server *ts, const char *host)
 {
     for (unsigned i = 0; i < ts->nctx; i++) {
-        X509 *cert = SSL_CTX_get0_certificate(ts->ctx[i]);
+        if (ts->set->tls_acme[i] && strcmp(ts->set->tls_acme[i], host) == 0)
+            return true; /* an ACME name, its certificate obtained or not yet */
+        X509 *cert = ts->ctx[i] ? SSL_CTX_get0_certificate(ts->ctx[i]) : NULL;
         if (cert &&
             (X509_check_host(cert, host, 0, 0, NULL) == 1 || X509_check_ip_asc(cert, host, 0) == 1))
             return true;
@@ -584,6 +721,8 @@ void tls_server_free(struct tls_server *ts)
         ts->ctx[i] = NULL;
     }
     ts->nctx = 0;
+    SSL_CTX_free(ts->base);
+    ts->base = NULL;
 }
 
 void tls_server_forget(struct tls_server *ts)

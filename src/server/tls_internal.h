@@ -33,7 +33,11 @@ struct tls_tickets; /* tls_tickets.c: the ticket keys (MAP_SHARED) */
 struct tls_server {
     struct tls_pems *pems;
     struct tls_tickets *tickets;
-    SSL_CTX *ctx[SETTINGS_TLS_PAIRS_MAX]; /* ctx[0]: the default */
+    SSL_CTX *ctx[SETTINGS_TLS_PAIRS_MAX]; /* ctx[0]: the default; NULL: an ACME pair
+                                           * whose certificate is still being obtained */
+    SSL_CTX *base;            /* the policy without a certificate (issue 35): handshakes start here
+                               * while ctx[0] is NULL, and tls-alpn-01 answers from it */
+    struct acme_shared *acme; /* the challenges to answer (--acme); NULL */
     unsigned nctx;
     uint32_t generation; /* of ctx[] */
     const struct settings *set;
@@ -53,6 +57,13 @@ int tls_tickets_use(SSL_CTX *ctx);
 void tls_tickets_forget(struct tls_tickets *tk);
 
 /* ---- tls_ctx.c ---------------------------------------------------------------------- */
+
+/* The context a new connection's handshake starts with: the default
+ * pair's, or the base one while that pair is being obtained (issue 35). */
+static inline SSL_CTX *tls_server_first(const struct tls_server *ts)
+{
+    return ts->ctx[0] ? ts->ctx[0] : ts->base;
+}
 
 /* The index of ctx in ts->ctx[] (0 when it is none of them). */
 int tls_ctx_index(const struct tls_server *ts, const SSL_CTX *ctx);

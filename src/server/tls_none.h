@@ -26,6 +26,10 @@ static inline struct tls_server *tls_server_new(const struct settings *set, char
     (void)set, (void)err, (void)cap;
     return NULL;
 }
+static inline void tls_server_acme(struct tls_server *ts, struct acme_shared *sh)
+{
+    (void)ts, (void)sh;
+}
 static inline const char *tls_server_path(const struct tls_server *ts)
 {
     (void)ts;
