@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats_cost.c - what the --status counters cost a request: the real
- * stats_request() (src/server/stats.c, linked from the full build's
+ * stats_request() (src/base/stats.c, linked from the full build's
  * objects) called in a loop on a worker whose block lies in the real
  * MAP_SHARED region, with the status class and method varying as in
  * traffic, against the same loop without the call. Prints nanoseconds per
  * request. Usage: stats_cost [ITERATIONS]
  */
-#include "server/stats.h"
-#include "server/worker.h"
+#include "base/stats.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <stdio.h>

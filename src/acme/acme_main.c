@@ -13,12 +13,12 @@
  */
 #include "acme/acme_internal.h"
 
+#include "base/log.h"
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/escape.h"
-#include "server/log.h"
-#include "server/server.h"
-#include "server/tls.h"
 #include "sys/sys.h"
+#include "tls/tls.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -22,9 +22,9 @@
  */
 #include "acme/acme_internal.h"
 
-#include "server/lockdown.h"
-#include "server/log.h"
-#include "server/server.h"
+#include "base/log.h"
+#include "base/server.h"
+#include "process/lockdown.h"
 #include "sys/sandbox.h"
 
 #include <errno.h>

@@ -14,9 +14,9 @@
 
 #include "core/bytes.h"
 #include "core/response.h"
-#include "server/exchange.h"
-#include "server/reply.h"
-#include "server/worker.h"
+#include "http/exchange.h"
+#include "http/reply.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <string.h>

@@ -7,7 +7,7 @@
  * to each one; io_uring operations never enter through it, see
  * loop_uring.c), no_new_privs, and chroot for kernels without Landlock.
  * Each function is a thin door to the kernel: policy (which paths, which
- * system calls) is the caller's (src/server/lockdown.c).
+ * system calls) is the caller's (src/process/lockdown.c).
  */
 #ifndef PITH_SANDBOX_H
 #define PITH_SANDBOX_H

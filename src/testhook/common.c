@@ -8,7 +8,7 @@
 #include "testhook/hooks.h"
 
 #include "core/bytes.h"
-#include "server/reply.h"
+#include "http/reply.h"
 #include "sys/sys.h"
 
 static bool starts_with(struct span s, struct span prefix, struct span *rest)

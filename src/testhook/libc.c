@@ -11,10 +11,10 @@
  */
 #include "testhook/testhook.h"
 
+#include "base/log.h"
 #include "core/bytes.h"
-#include "server/lockdown.h"
-#include "server/log.h"
-#include "server/reply.h"
+#include "http/reply.h"
+#include "process/lockdown.h"
 #include "sys/sys.h"
 #include "testhook/hooks.h"
 

@@ -5,7 +5,7 @@
  */
 #include "testhook/testhook.h"
 
-#include "server/lockdown.h"
+#include "process/lockdown.h"
 
 bool testhook_request(struct worker *w, struct exchange *x, struct span target)
 {

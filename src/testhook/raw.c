@@ -11,9 +11,9 @@
  */
 #include "testhook/hooks.h"
 
+#include "base/log.h"
 #include "core/bytes.h"
-#include "server/lockdown.h"
-#include "server/log.h"
+#include "process/lockdown.h"
 #include "sys/arch/arch.h"
 
 const struct lockdown_syscall testhook_syscalls[1] = {
