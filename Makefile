@@ -320,7 +320,7 @@ FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
               $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c \
                 src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
-              src/testhook/none.c
+              src/acme/acme_shared.c src/testhook/none.c
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
 # PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
 # write past a stream's or a connection's slot, or into one given back, traps.
