@@ -24,8 +24,8 @@
 
 #include "base/log.h"
 #include "base/server.h"
-#include "process/lockdown.h"
 #include "sys/sandbox.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,6 +10,7 @@
 
 #include "acme/acme.h"
 #include "base/clients.h"
+#include "base/log.h"
 #include "core/bytes.h"
 #include "core/escape.h"
 #include "core/respond.h"
@@ -279,6 +280,22 @@ static int method_status(enum http_method m)
     }
 }
 
+/* A test build's request (testhook.h): its answer, and its log line. */
+static void test_request(struct worker *w, struct exchange *x, const struct testhook_answer *a)
+{
+    static const struct field_name heap = {SPAN_LIT("X-Heap-Bytes"), SPAN_LIT("x-heap-bytes")};
+    if (a->opened && a->open_err)
+        log_error_errno("test hook: open outside the root", a->opened, a->open_err);
+    else if (a->opened)
+        log_error3("test hook: opened ", a->opened, " outside the root");
+    if (a->heap[0])
+        reply_small(w, x, a->status, &heap, span_make(a->heap, cstr_len(a->heap)), false);
+    else if (a->status == 200)
+        reply_small(w, x, 200, NULL, (struct span){0}, false);
+    else
+        reply_error(w, x, a->status);
+}
+
 /* What the access log shows of the request. */
 static void note_request(struct exchange *x, const struct http_request *req,
                          const struct http_info *info)
@@ -303,8 +320,11 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     x->keep_alive = info->keep_alive;
-    if (testhook_request(w, x, req->target))
+    struct testhook_answer th;
+    if (testhook_request(req->target, &th)) {
+        test_request(w, x, &th);
         return;
+    }
     /* The site: from the absolute-form target's authority when there is
      * one (RFC 9112 §3.2.2), else from Host, which http_fields checked. */
     struct target t;

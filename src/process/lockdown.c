@@ -16,6 +16,7 @@
 #include "process/worker.h"
 #include "sys/sandbox.h"
 #include "sys/sys.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <sys/syscall.h>

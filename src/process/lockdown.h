@@ -13,30 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sys/sandbox.h"
+
 struct server;
 struct worker;
-
-/* One allowed system call and why a worker needs it. The reasons are for
- * the reader (and a debugger): nothing prints them, so pith-tiny's tables
- * hold the numbers alone (its src/sys/raw/sys/syscall.h gives them), and
- * LOCKDOWN_ALLOW writes an entry either way. */
-struct lockdown_syscall {
-    int nr;
-#ifndef PITH_TINY
-    const char *why;
-#endif
-};
-#ifdef PITH_TINY
-#define LOCKDOWN_ALLOW(nr, why)                                                                    \
-    {                                                                                              \
-        nr                                                                                         \
-    }
-#else
-#define LOCKDOWN_ALLOW(nr, why)                                                                    \
-    {                                                                                              \
-        nr, why                                                                                    \
-    }
-#endif
 
 /* Fills srv->landlock_abi and srv->seccomp_ok from the kernel (once, at
  * start, in the master). */
@@ -58,10 +38,5 @@ int lockdown_worker(struct worker *w);
  * sendto, epoll, the signalfd read, close, shutdown, log writes). Nothing
  * with --no-sandbox. 0, or -1 after logging why. */
 int lockdown_status(const struct server *srv);
-
-/* The test build's extra allow-list (src/testhook/asan.c: what the ASan
- * runtime calls when it reports), empty in the release build. */
-extern const struct lockdown_syscall testhook_syscalls[];
-extern const size_t testhook_nsyscalls;
 
 #endif

@@ -236,6 +236,20 @@ static const char *unhealthy(const struct server *srv)
 }
 
 /* The response for a parsed request (r > 0) or a parse error (r < 0). */
+/* A test build's request (testhook.h): its status, its log line; 404
+ * for any other path. */
+static int test_request(struct span path)
+{
+    struct testhook_answer a;
+    if (!testhook_status_request(path, &a))
+        return 404;
+    if (a.opened && a.open_err)
+        log_error_errno("test hook: open outside the root", a.opened, a.open_err);
+    else if (a.opened)
+        log_error3("test hook: opened ", a.opened, " outside the root");
+    return a.status;
+}
+
 static void answer(struct status *st, struct status_conn *c, long r)
 {
     const struct server *srv = st->srv;
@@ -260,8 +274,8 @@ static void answer(struct status *st, struct status_conn *c, long r)
             const char *why = unhealthy(srv);
             status = why ? 503 : 200;
             buf_put_cstr(&bb, why ? why : "ok\n");
-        } else if ((status = testhook_status_request(path)) == 0) {
-            status = 404;
+        } else {
+            status = test_request(path);
         }
     }
     if (status >= 400 && status != 503) {

@@ -16,6 +16,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One allowed system call and why a worker needs it. The reasons are for
+ * the reader (and a debugger): nothing prints them, so pith-tiny's tables
+ * hold the numbers alone (its src/sys/raw/sys/syscall.h gives them), and
+ * LOCKDOWN_ALLOW writes an entry either way. */
+struct lockdown_syscall {
+    int nr;
+#ifndef PITH_TINY
+    const char *why;
+#endif
+};
+#ifdef PITH_TINY
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr                                                                                         \
+    }
+#else
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr, why                                                                                    \
+    }
+#endif
+
 /* The Landlock ABI version the kernel offers (1, 2, ...), or -errno:
  * -ENOSYS (kernel built without it, or older than 5.13), -EOPNOTSUPP
  * (built in but not enabled at boot: lsm= lacks "landlock"). */
