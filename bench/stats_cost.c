@@ -47,7 +47,9 @@ int main(int argc, char **argv)
         double t0 = now_ns();
         for (long i = 0; i < n; i++) {
             w.cache.hits += 1; /* as a cache hit would */
-            stats_request(&w, statuses[i & 3], methods[(i >> 2) & 3], 512 + (uint64_t)(i & 7));
+            stats_request(w.stats, statuses[i & 3], methods[(i >> 2) & 3], 512 + (uint64_t)(i & 7));
+            stats_cache(w.stats, w.stats_base_hits, w.cache.hits, w.stats_base_misses,
+                        w.cache.misses);
         }
         double t1 = now_ns();
         for (long i = 0; i < n; i++) {

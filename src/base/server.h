@@ -14,8 +14,6 @@
 #include "core/netaddr.h"
 #include "core/site.h"
 #include "core/vhost.h"
-#include "event/loop.h"
-#include "http/filecache.h"
 #include "sys/resolve.h"
 
 #include <limits.h>
@@ -28,6 +26,18 @@ struct tls_server;
 struct clients;
 struct auth_server;
 struct acme_shared;
+struct loop_ops;
+
+/* Where and how files are looked up: one per site, read-only after start. */
+struct fc_root {
+    int root_fd;
+    int variant_dir_fd; /* where variants' paths start: the root, or the mirror tree */
+    bool follow_symlinks;
+    bool precompressed; /* look for variants */
+    const char *cache_control;
+    const char *const *immutable; /* globs */
+    unsigned nimmutable;
+};
 
 #define SERVER_NAME            "pith/" PITH_VERSION
 #define SETTINGS_WORKERS_MAX   64

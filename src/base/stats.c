@@ -7,7 +7,6 @@
 #include "base/stats.h"
 
 #include "core/bytes.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #define STATS_NAME(name, text) text,
@@ -50,16 +49,20 @@ static unsigned method_index(struct span m)
     return 3; /* anything else, and no request line at all */
 }
 
-void stats_request(struct worker *w, int status, struct span method, uint64_t bytes)
+void stats_request(struct stats_worker *s, int status, struct span method, uint64_t bytes)
 {
-    struct stats_worker *s = w->stats;
     unsigned cls = (unsigned)status / 100u - 1u;
     if (cls >= STATS_CLASSES)
         cls = STATS_CLASSES - 1;
     stats_add(&s->requests[cls][method_index(method)], 1);
     stats_add(&s->sent_bytes, bytes);
-    /* The cache counts its own hits; a restarted worker's count starts at
-     * zero, so the slot adds what its predecessors counted. */
-    stats_set(&s->cache_hits, w->stats_base_hits + w->cache.hits);
-    stats_set(&s->cache_misses, w->stats_base_misses + w->cache.misses);
+}
+
+#define CLOSE_NAME(name, text) text,
+static const char *const close_names[] = {CLOSE_REASON_LIST(CLOSE_NAME)};
+#undef CLOSE_NAME
+
+const char *close_reason_name(enum close_reason r)
+{
+    return (unsigned)r < CLOSE_REASONS ? close_names[r] : "?";
 }

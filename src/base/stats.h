@@ -14,8 +14,9 @@
 #ifndef PITH_STATS_H
 #define PITH_STATS_H
 
+#include "base/close.h"
 #include "base/server.h"
-#include "http1/conn.h"
+#include "core/core.h"
 
 #include <stdint.h>
 
@@ -103,10 +104,17 @@ static inline uint64_t stats_get(const uint64_t *c)
 /* Maps the shared region (master, before any fork); NULL when it cannot. */
 struct stats_shared *stats_create(int64_t now_sec);
 
-struct worker;
-/* One exchange ended (from conn.c): its status, method and bytes, and the
- * worker's cache counters published. */
-void stats_request(struct worker *w, int status, struct span method, uint64_t bytes);
+/* One exchange ended: its status, method and bytes. */
+void stats_request(struct stats_worker *s, int status, struct span method, uint64_t bytes);
+
+/* The worker's file cache counters, published: a restarted worker's count
+ * starts at zero, so base holds what its predecessors in the slot counted. */
+static inline void stats_cache(struct stats_worker *s, uint64_t base_hits, uint64_t hits,
+                               uint64_t base_misses, uint64_t misses)
+{
+    stats_set(&s->cache_hits, base_hits + hits);
+    stats_set(&s->cache_misses, base_misses + misses);
+}
 
 /* The metric names of the client events and auth results, for status.c. */
 const char *stats_client_name(enum stats_client e);

@@ -23,6 +23,7 @@
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
+#include "event/loop.h"
 #include "http/auth.h"
 #include "http/filecache.h"
 #include "http2/h2_conn.h"

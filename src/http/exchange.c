@@ -107,7 +107,8 @@ void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage 
 {
     if (!x || !x->active || x->status == 0)
         return;
-    stats_request(w, x->status, x->method, x->head_sent + x->body_sent);
+    stats_request(w->stats, x->status, x->method, x->head_sent + x->body_sent);
+    stats_cache(w->stats, w->stats_base_hits, w->cache.hits, w->stats_base_misses, w->cache.misses);
     if (w->log.fd >= 0) {
         if (peer->ss_family == AF_UNSPEC)
             sys_peer_addr(fd, peer); /* io_uring accepts do not report it */

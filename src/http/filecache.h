@@ -35,6 +35,7 @@
 #ifndef PITH_FILECACHE_H
 #define PITH_FILECACHE_H
 
+#include "base/server.h"
 #include "core/accept_encoding.h"
 #include "core/date.h"
 #include "core/etag.h"
@@ -71,17 +72,6 @@ struct fc_variant {
     char etag[ETAG_VARIANT_MAX];
     struct field_block fields; /* a 200's fields: F's, plus Content-Encoding and Vary */
     char head[FC_VHEAD_MAX];   /* their HTTP/1 form */
-};
-
-/* Where and how files are looked up: one per site, read-only after start. */
-struct fc_root {
-    int root_fd;
-    int variant_dir_fd; /* where variants' paths start: the root, or the mirror tree */
-    bool follow_symlinks;
-    bool precompressed; /* look for variants */
-    const char *cache_control;
-    const char *const *immutable; /* globs */
-    unsigned nimmutable;
 };
 
 struct fc_entry {

@@ -41,15 +41,6 @@
  * syscalls (lwan#334). The kernel caps a call near 2 GiB. */
 #define SENDFILE_MAX 0x7ffff000u
 
-#define CLOSE_NAME(name, text) text,
-static const char *const close_names[] = {CLOSE_REASON_LIST(CLOSE_NAME)};
-#undef CLOSE_NAME
-
-const char *close_reason_name(enum close_reason r)
-{
-    return (unsigned)r < CLOSE_REASONS ? close_names[r] : "?";
-}
-
 static char *conn_in(const struct conn *c)
 {
     return c->slot;

@@ -9,6 +9,7 @@
 #ifndef PITH_CONN_H
 #define PITH_CONN_H
 
+#include "base/close.h"
 #include "base/timer.h"
 #include "http/exchange.h"
 #include "http/outq.h"
@@ -28,23 +29,6 @@ enum conn_state {
     CONN_LINGER,  /* response sent, write side shut: discarding input until EOF */
     CONN_CLOSING, /* closed, waiting for the backend to let go */
 };
-
-/* Why a connection ended, counted per worker (logged when it exits). */
-#define CLOSE_REASON_LIST(X)                                                                       \
-    X(CLOSE_PEER, "peer")         /* the client closed */                                          \
-    X(CLOSE_ERROR, "error")       /* a socket error or reset */                                    \
-    X(CLOSE_DONE, "done")         /* the response ended the connection */                          \
-    X(CLOSE_TIMEOUT, "timeout")   /* header, keep-alive or send timeout */                         \
-    X(CLOSE_SHUTDOWN, "shutdown") /* the worker is draining */                                     \
-    X(CLOSE_OVERFLOW, "overflow") /* pipelined input beyond what may be held */                    \
-    X(CLOSE_PROXY, "proxy")       /* a PROXY header untrusted or malformed (client.c) */
-
-#define CLOSE_ENUM(name, text) name,
-enum close_reason { CLOSE_REASON_LIST(CLOSE_ENUM) CLOSE_REASONS };
-#undef CLOSE_ENUM
-
-/* The reason's name in logs ("peer", "timeout", ...). */
-const char *close_reason_name(enum close_reason r);
 
 struct conn {
     int fd;
