@@ -264,6 +264,35 @@ static void serve_path(struct worker *w, struct exchange *x, const struct target
     }
 }
 
+/* ---- ACME's http-01 (issue 35) --------------------------------------------------------- */
+
+/* /.well-known/acme-challenge/TOKEN: the key authorization the ACME process
+ * published for TOKEN, nothing else, never cached (RFC 8555 §8.3); 404 for
+ * a token it did not. False, with nothing queued, for any other path. */
+static bool acme_challenge(struct worker *w, struct exchange *x, struct span path)
+{
+    char keyauth[ACME_KEYAUTH_CAP];
+    int n = acme_http01(w->srv->acme, path, keyauth, sizeof keyauth);
+    if (n < 0)
+        return false;
+    if (n == 0) {
+        reply_error(w, x, 404);
+        return true;
+    }
+    struct response r;
+    response_init(&r, 200);
+    response_add(&r, FIELD(CONTENT_TYPE), SPAN_LIT("application/octet-stream"));
+    response_add(&r, FIELD(CACHE_CONTROL), SPAN_LIT("no-store"));
+    response_set_length(&r, (uint64_t)n);
+    exchange_reply(w, x, &r);
+    struct buf b = exchange_out_room(x);
+    buf_put(&b, keyauth, (size_t)n);
+    PITH_ASSERT(!b.full); /* the out region holds a head and far more */
+    exchange_out_commit(x, b.len);
+    exchange_body_mem(x, b.p, b.len);
+    return true;
+}
+
 /* ---- the request ---------------------------------------------------------------------- */
 
 /* Methods: GET/HEAD/OPTIONS are served, the other RFC 9110 methods are
@@ -362,7 +391,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
         return;
     }
     /* ACME's http-01 (issue 35): before the redirect and every site rule. */
-    if (unlikely(w->srv->acme) && acme_http01(w, x, t.path))
+    if (unlikely(w->srv->acme) && acme_challenge(w, x, t.path))
         return;
     if (w->set->redirect_http && !x->tls) {
         tls_redirect(w, x, info->host, t.path, t.has_query ? &t.query : NULL);

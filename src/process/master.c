@@ -124,8 +124,12 @@ static void start_acme(struct master *m)
     if (!m->srv->acme)
         return;
     int pid = sys_fork();
-    if (pid == 0)
+    if (pid == 0) {
+        /* The ACME process serves no TLS: it keeps none of the contexts'
+         * keys (it makes its own, which only it holds). */
+        tls_server_forget(m->srv->tls);
         sys_exit(acme_run(m->srv));
+    }
     if (pid < 0) {
         log_error_errno("start the ACME process", NULL, pid);
         m->acme_restart_at = sys_now_ms() + 1000;
