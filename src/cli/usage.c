@@ -12,14 +12,14 @@
  * bytes of their text. */
 #ifdef PITH_TINY
 #define INTRO                                                                                      \
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"        \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"         \
     "pith-tiny: HTTPS, HTTP/2 and ACME are the full build's (it refuses their options).\n"
 #define ACME_USAGE   ""
 #define ACME_EXAMPLE ""
 #else
 #define INTRO                                                                                      \
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"      \
-    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"        \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"       \
+    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"         \
     "with certificates pith obtains (--acme).\n"
 #define ACME_USAGE                                                                                 \
     "      --acme EMAIL          automatic HTTPS: obtain and renew a certificate with ACME\n"      \
@@ -40,9 +40,7 @@
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
     "       pith compress [OPTIONS] ROOT   write .br/.zst/.gz variants of the files under\n"
-    "                                      ROOT (full build; pith compress --help)\n"
-    INTRO
-    "\n"
+    "                                      ROOT (full build; pith compress --help)\n" INTRO "\n"
     "Options (ranges in brackets):\n"
     "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
     "                            printed at start)\n"
