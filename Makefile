@@ -253,7 +253,8 @@ router: pith-router
 # its own command line, and the black-box files of what it has, against
 # pith-router (the tests of what it leaves out are marked full_only or
 # router_lacks and skip with the reason).
-ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_parser.py \
+ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_router_regress_36.py \
+                    tests/test_parser.py \
                     tests/test_paths.py tests/test_range.py tests/test_conditional.py \
                     tests/test_methods.py tests/test_keepalive.py tests/test_dotfiles.py \
                     tests/test_headers.py tests/test_mime.py tests/test_directories.py \
