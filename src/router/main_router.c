@@ -336,6 +336,14 @@ int main(int argc, char **argv)
     const char *force = sys_getenv("PITH_RESOLVE");
     router.resolve = force && force[0] == 'w' ? RESOLVE_WALK : resolve_probe(router.root_fd);
     router.listen_fd = listen_on(&cl, &bracket, &addr);
+    /* The connection cap from the descriptor limit, raised towards what
+     * ROUTER_CONNS need where the hard limit allows: a worker at its cap
+     * never runs out of descriptors for its connections' files. */
+    uint64_t nofile = 0, hard;
+    sys_nofile_limit(ROUTER_FDS_KEPT + 2 * ROUTER_CONNS, &nofile, &hard);
+    router.max_conns = nofile >= ROUTER_FDS_KEPT + 2 * ROUTER_CONNS ? ROUTER_CONNS
+                       : nofile >= ROUTER_FDS_KEPT + 2 ? (int)(nofile - ROUTER_FDS_KEPT) / 2
+                                                       : 1;
     if (router.log_path && !(router.log_path[0] == '-' && !router.log_path[1])) {
         int fd = sys_open_log(router.log_path);
         if (fd < 0)

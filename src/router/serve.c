@@ -24,7 +24,8 @@ struct rbuf *bufs;
 static char scratch_in[HTTP_MAX_HEAD];
 char scratch_out[OUT_CAP];
 static int ep, nconns;
-static bool paused;
+static bool paused;      /* the listener is out of the epoll set */
+static int64_t retry_ms; /* paused out of descriptors: watch it again then (0: no) */
 bool draining;
 int64_t now_ms, now_sec;
 static int64_t grace_end;
@@ -34,6 +35,18 @@ static volatile int got_term, got_hup;
 sigset_t router_unblocked;
 
 /* ---- connections ------------------------------------------------------------------- */
+
+/* Watches the listener or stops (at the connection cap, out of
+ * descriptors, draining): a listener that stays readable in the
+ * level-triggered set while accept4 fails would spin the worker. */
+static void listen_on(bool on)
+{
+    if (paused != on)
+        return;
+    paused = !on;
+    retry_ms = 0;
+    sys_epoll_ctl(ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, router.listen_fd, EPOLLIN, TAG_LISTEN);
+}
 
 static void want(struct rconn *c, uint32_t ev)
 {
@@ -53,10 +66,8 @@ static void drop(struct rconn *c)
     sys_close(c->fd);
     c->phase = P_FREE;
     nconns--;
-    if (paused && !draining) {
-        paused = false;
-        sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
-    }
+    if (!draining) /* a slot and a descriptor are free again */
+        listen_on(true);
 }
 
 /* What must outlive this event moves from the scratch buffers into the
@@ -184,15 +195,24 @@ static void on_input(struct rconn *c)
 static void on_accept(void)
 {
     for (;;) {
-        if (nconns == ROUTER_CONNS) {
-            paused = true;
-            sys_epoll_ctl(ep, EPOLL_CTL_DEL, router.listen_fd, 0, 0);
+        if (nconns == router.max_conns) {
+            listen_on(false);
             return;
         }
         struct sockaddr_storage peer;
         int fd = sys_accept(router.listen_fd, &peer);
-        if (fd < 0)
+        if (fd == -ECONNABORTED)
+            continue;
+        if (fd == -EAGAIN)
             return;
+        if (fd < 0) {
+            /* Out of descriptors (EMFILE, ENFILE: something else holds
+             * them) or memory: asleep until a connection closes, or a
+             * second passes. */
+            listen_on(false);
+            retry_ms = now_ms + 1000;
+            return;
+        }
         struct rconn *c = conns;
         while (c->phase != P_FREE)
             c++;
@@ -216,6 +236,10 @@ static void on_accept(void)
 static int sweep(void)
 {
     int64_t next = draining ? grace_end : now_ms + 60000;
+    if (retry_ms && !draining && now_ms >= retry_ms)
+        listen_on(true);
+    if (retry_ms && retry_ms < next)
+        next = retry_ms;
     for (struct rconn *c = conns; c < conns + ROUTER_CONNS; c++) {
         if (c->phase == P_FREE)
             continue;
@@ -270,7 +294,8 @@ _Noreturn void router_worker(void)
         router_say(router.log_path, ": cannot open the log");
         sys_exit(1);
     }
-    sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
+    paused = true;
+    listen_on(true);
     tick();
     for (;;) {
         int wait = sweep();
@@ -283,7 +308,7 @@ _Noreturn void router_worker(void)
             draining = true;
             grace_end = now_ms + GRACE_MS;
             /* Deregistered first: the master's copy keeps the socket open. */
-            sys_epoll_ctl(ep, EPOLL_CTL_DEL, router.listen_fd, 0, 0);
+            listen_on(false);
             sys_close(router.listen_fd); /* the others accept what waits */
         }
         if (got_hup) {
