@@ -343,6 +343,7 @@ bool listing_fill(struct rconn *c)
 {
     struct rbuf *own = OWN(c);
     char *out = c->outp = own->out;
+    c->owns = true;
     struct buf b = buf_make(out + 8, OUT_CAP - 8 - 8);
     bool end = false;
     if (!c->page_started)

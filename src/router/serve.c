@@ -55,6 +55,14 @@ static void want(struct rconn *c, uint32_t ev)
     c->events = ev;
 }
 
+/* c's own buffers back to the kernel: an idle connection costs its rconn. */
+static void disown(struct rconn *c)
+{
+    if (c->owns)
+        sys_release(OWN(c), sizeof *OWN(c));
+    c->owns = false;
+}
+
 static void drop(struct rconn *c)
 {
     if (c->phase == P_SEND) /* an answer cut short (a reset, a timeout) is logged too */
@@ -64,6 +72,7 @@ static void drop(struct rconn *c)
     if (c->dir_fd >= 0)
         sys_close(c->dir_fd);
     sys_close(c->fd);
+    disown(c);
     c->phase = P_FREE;
     nconns--;
     if (!draining) /* a slot and a descriptor are free again */
@@ -76,7 +85,8 @@ static void drop(struct rconn *c)
 static void own(struct rconn *c)
 {
     struct rbuf *o = OWN(c);
-    if (c->inp == scratch_in) {
+    if (c->inp == scratch_in && c->have) {
+        c->owns = true;
         mem_copy(o->in, scratch_in, c->have);
         struct span *sp[] = {&c->method, &c->target, &c->referer, &c->user_agent};
         for (int i = 0; i < 4; i++)
@@ -85,6 +95,7 @@ static void own(struct rconn *c)
         c->inp = o->in;
     }
     if (c->outp == scratch_out) {
+        c->owns = c->owns || c->out_len > c->out_off;
         mem_copy(o->out, scratch_out + c->out_off, c->out_len - c->out_off);
         c->out_len -= c->out_off;
         c->out_off = 0;
@@ -109,6 +120,8 @@ static void done(struct rconn *c)
     c->used = 0;
     c->phase = P_READ;
     c->idle = c->have == 0;
+    if (c->idle)
+        disown(c);
     c->deadline = now_ms + (c->idle ? router.t_keepalive : router.t_header);
 }
 
@@ -224,6 +237,7 @@ static void on_accept(void)
         c->events = EPOLLIN;
         c->deadline = now_ms + router.t_header;
         c->have = c->used = 0;
+        c->owns = false;
         c->peer = peer;
         sys_set_nodelay(fd);
         sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - conns));

@@ -31,6 +31,7 @@ struct rconn {
     bool keep_alive;  /* the request allows the connection to persist */
     bool close_after; /* this response ends the connection */
     bool head_only, chunked, page_started;
+    bool owns; /* its rbuf holds bytes: given back when idle with nothing buffered, or closed */
     uint32_t events; /* what epoll watches for this connection */
     int64_t deadline;
     uint64_t file_off, file_left, body_bytes;
@@ -42,10 +43,12 @@ struct rconn {
     struct sockaddr_storage peer;
 };
 
+#define RBUF_USED (HTTP_MAX_HEAD + OUT_CAP + 1024)
 struct rbuf {
-    char dbuf[1024]; /* getdents of a listing in progress */
-    char out[OUT_CAP];
     char in[HTTP_MAX_HEAD];
+    char out[OUT_CAP];
+    char dbuf[1024];                            /* getdents of a listing in progress */
+    char pad[(4096 - RBUF_USED % 4096) % 4096]; /* whole pages: each rbuf is given back alone */
 };
 
 /* serve.c's: the connections, their own buffers (mapped, untouched until

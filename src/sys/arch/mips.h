@@ -83,6 +83,7 @@
 #define SYS_madvise              4218   /* __NR_madvise */
 #define SYS_epoll_wait           4250   /* __NR_epoll_wait */
 #define SYS_io_uring_enter       4426   /* __NR_io_uring_enter */
+#define SYS_flock                4143   /* __NR_flock */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -200,6 +201,9 @@
 #define RESOLVE_BENEATH        8
 #define RESOLVE_NO_SYMLINKS    4
 #define RESOLVE_NO_MAGICLINKS  2
+#define MADV_DONTNEED          4
+#define LOCK_EX                2
+#define LOCK_UN                8
 #define PR_SET_NO_NEW_PRIVS    0x26
 #define LANDLOCK_CREATE_RULESET_VERSION 1
 #define SECCOMP_SET_MODE_FILTER 1

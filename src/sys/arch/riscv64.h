@@ -81,6 +81,7 @@
 #define SYS_brk                  214    /* __NR_brk */
 #define SYS_madvise              233    /* __NR_madvise */
 #define SYS_io_uring_enter       426    /* __NR_io_uring_enter */
+#define SYS_flock                32     /* __NR_flock */
 
 #define EPERM                  1
 #define ENOENT                 2
@@ -198,6 +199,9 @@
 #define RESOLVE_BENEATH        8
 #define RESOLVE_NO_SYMLINKS    4
 #define RESOLVE_NO_MAGICLINKS  2
+#define MADV_DONTNEED          4
+#define LOCK_EX                2
+#define LOCK_UN                8
 #define PR_SET_NO_NEW_PRIVS    0x26
 #define LANDLOCK_CREATE_RULESET_VERSION 1
 #define SECCOMP_SET_MODE_FILTER 1
