@@ -15,7 +15,8 @@
 #include "router/router.h"
 #include "sys/sys.h"
 
-#define OUT_CAP 12288 /* a head with an 8 KiB Location, or listing chunks */
+#define OUT_CAP      12288 /* a head with an 8 KiB Location, or listing chunks */
+#define LOG_LINE_MAX 8192  /* an access-log line, cut to fit (written into scratch_out) */
 
 enum phase { P_FREE, P_READ, P_SEND, P_LINGER };
 
