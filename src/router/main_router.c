@@ -8,6 +8,7 @@
  * HUP/USR1 passed on to reopen the log. docs/DESIGN.md, "The router profile".
  */
 #include "core/bytes.h"
+#include "core/respawn.h"
 #include "router/router.h"
 #include "sys/sys.h"
 
@@ -201,12 +202,11 @@ static int listen_on(const struct cmdline *cl, const char **host, const char **a
 
 /* ---- the master -------------------------------------------------------------------- */
 
-/* The workers, and the backoff of those that die early (issue 8, defect 5):
- * a worker that ran 10 s or more is replaced at once, else after 1, 2, 4 ...
- * seconds (at most 30) for consecutive early deaths. */
+/* The workers, and the backoff of those that die early (core/respawn.h,
+ * the full build's rule). */
 static int pids[16];
 static int64_t started_ms[16], restart_ms[16]; /* restart_ms 0: none pending */
-static uint8_t early[16];
+static int32_t backoff[16];
 static unsigned nworkers;
 int router_master_pid;
 
@@ -258,15 +258,9 @@ static unsigned reap(bool stopping)
             pids[i] = 0;
             if (stopping)
                 break;
-            unsigned delay = 0;
-            if (now - started_ms[i] < 10000) {
-                delay = early[i] < 5 ? 1u << early[i] : 30;
-                early[i]++;
-            } else {
-                early[i] = 0;
-            }
-            report(i, pid, st, delay);
-            restart_ms[i] = now + delay * 1000 + 1; /* + 1: never 0 */
+            int32_t delay = respawn_delay(&backoff[i], now - started_ms[i]);
+            report(i, pid, st, (unsigned)delay / 1000);
+            restart_ms[i] = now + delay + 1; /* + 1: never 0 */
         }
     }
     unsigned left = 0;

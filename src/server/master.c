@@ -38,6 +38,7 @@
 #include "server/master.h"
 
 #include "core/bytes.h"
+#include "core/respawn.h"
 #include "server/clients.h"
 #include "server/log.h"
 #include "server/stats.h"
@@ -51,10 +52,6 @@
 #include <errno.h>
 #include <signal.h>
 
-#define BACKOFF_FIRST_MS 1000
-#define BACKOFF_MAX_MS   30000
-#define STABLE_MS        10000 /* a worker that ran this long resets the backoff */
-
 /* SIGIO: a worker wrote on the ready pipe; SIGUSR2: upgrade. */
 static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
 
@@ -62,7 +59,7 @@ struct slot {
     int pid;            /* 0: not running */
     int64_t started;    /* ms */
     int64_t restart_at; /* ms; 0: none scheduled */
-    int64_t backoff;    /* ms: the delay after the next early death (0: none yet) */
+    int32_t backoff;    /* respawn_delay()'s state */
     bool ready;         /* this pid reported on the ready pipe */
 };
 
@@ -146,7 +143,7 @@ static int start_worker(struct master *m, unsigned i)
         pid = sys_fork();
     if (pid < 0) {
         log_error_errno("start a worker", NULL, pid);
-        s->restart_at = sys_now_ms() + BACKOFF_FIRST_MS;
+        s->restart_at = sys_now_ms() + RESPAWN_FIRST_MS;
         return pid;
     }
     if (pid == 0)
@@ -177,17 +174,6 @@ static void report_exit(unsigned i, int pid, int status, int64_t delay_ms)
     log_error(line);
 }
 
-/* The delay before worker slot s starts again after dying now: none after
- * a stable run or a first early death, then 1, 2, 4 ... 30 s. */
-static int64_t restart_delay(struct slot *s, int64_t now)
-{
-    if (now - s->started >= STABLE_MS)
-        s->backoff = 0;
-    int64_t d = s->backoff;
-    s->backoff = d == 0 ? BACKOFF_FIRST_MS : d * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d * 2;
-    return d;
-}
-
 static void close_listener(struct master *m, unsigned i)
 {
     if (m->srv->listen_shared)
@@ -215,7 +201,7 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
         return;
     stats_add(&m->srv->stats->restarts, 1);
     int64_t now = sys_now_ms();
-    int64_t delay = restart_delay(s, now);
+    int64_t delay = respawn_delay(&s->backoff, now - s->started);
     report_exit(i, pid, status, delay);
     s->restart_at = now + delay;
     if (delay == 0) {
