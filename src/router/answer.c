@@ -125,12 +125,13 @@ static void allow(struct rconn *c)
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* Open small files, kept between requests with filecache.c's freshness:
- * the path checked again with resolve_stat a second after the last check
- * (a file replaced or removed, or a directory in its path swapped for a
- * link: the entry goes and the path is opened afresh, with every check),
- * the descriptor's fstat on every use (a file changed in place). Only regular files up to
- * SMALL_BODY, whose bytes are read while the request is answered, so no entry is ever in use when
+/* Open small files, kept between requests by filecache.c's freshness rule,
+ * the same function (resolve_recheck: the path resolved again a second
+ * after the last look; a file replaced, changed or removed, or a directory
+ * in its path swapped for a link, and the entry goes and the path is opened
+ * afresh, with every check), and the descriptor's fstat on every use (a
+ * file changed in place). Only regular files up to SMALL_BODY, whose bytes
+ * are read while the request is answered, so no entry is ever in use when
  * another request evicts it. */
 #define SMALL_BODY 8192
 #define FDC_N      16
@@ -148,12 +149,6 @@ static struct fdc fdc[FDC_N];
 static unsigned fdc_next;
 static int req_cached_1; /* 1 + the cached descriptor the request holds, or 0 (no .data) */
 
-static bool same_file(const struct sys_stat *a, const struct sys_stat *b)
-{
-    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
-}
-
 /* Closes a file's descriptor unless the cache keeps it. */
 static void release(int fd)
 {
@@ -168,19 +163,19 @@ static int open_stat(const char *rel, struct sys_stat *st)
     for (struct fdc *e = fdc; e < fdc + FDC_N; e++) {
         if (!e->fd || e->n != n || !mem_eq(e->key, rel, n))
             continue;
-        /* The descriptor's own stat on every use: a file rewritten in
-         * place is the same inode with new bytes, which must never go out
-         * under the old length and validators. */
-        struct sys_stat now, here;
-        if (sys_fstat(e->fd, &here) < 0 || !same_file(&here, &e->st) ||
-            (now_ms - e->checked_ms >= 1000 &&
-             (resolve_stat(router.root_fd, rel, false, router.resolve, &now) < 0 ||
-              !same_file(&now, &e->st) || sys_file_type(&now) != SYS_FILE_REGULAR))) {
+        /* filecache.c's rule (resolve_recheck), and the descriptor's own
+         * stat on every use: the bytes are read now, and a file rewritten
+         * in place is the same inode with new bytes, which must never go
+         * out under the old length and validators. */
+        struct sys_stat here;
+        int r = resolve_recheck(router.root_fd, rel, false, router.resolve, &e->st, e->checked_ms,
+                                now_ms);
+        if (r < 0 || sys_fstat(e->fd, &here) < 0 || !resolve_same_file(&here, &e->st)) {
             sys_close(e->fd);
             e->fd = 0;
             break;
         }
-        if (now_ms - e->checked_ms >= 1000)
+        if (r > 0)
             e->checked_ms = now_ms;
         *st = e->st;
         req_cached_1 = e->fd + 1;
