@@ -150,3 +150,17 @@ int range_parse(struct span value, uint64_t size, struct range *out, unsigned ma
         return RANGE_TOO_MANY;
     return (int)s.n;
 }
+
+void range_content_range(struct buf *b, const struct range *r, uint64_t size)
+{
+    buf_put_cstr(b, "bytes ");
+    if (r) {
+        buf_put_u64(b, r->first);
+        buf_put_char(b, '-');
+        buf_put_u64(b, r->last);
+    } else {
+        buf_put_char(b, '*');
+    }
+    buf_put_char(b, '/');
+    buf_put_u64(b, size);
+}

@@ -72,6 +72,11 @@ struct span respond_reason(int status)
     return r ? span_make(r->line + REASON_AT, r->reason_len) : SPAN_LIT("Unknown");
 }
 
+bool respond_status_closes(int status)
+{
+    return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
+}
+
 void respond_status_line(struct buf *b, int status)
 {
     const struct status_reason *r = find(status);

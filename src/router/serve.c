@@ -22,7 +22,7 @@
 struct rconn conns[ROUTER_CONNS];
 struct rbuf *bufs;
 static char scratch_in[HTTP_MAX_HEAD];
-char scratch_out[OUT_CAP];
+char scratch_out[SCRATCH_OUT_CAP];
 static int ep, nconns;
 static bool paused;      /* the listener is out of the epoll set */
 static int64_t retry_ms; /* paused out of descriptors: watch it again then (0: no) */
@@ -94,9 +94,9 @@ static void own(struct rconn *c)
                 sp[i]->p = o->in + (sp[i]->p - scratch_in);
         c->inp = o->in;
     }
-    if (c->outp == scratch_out) {
+    if (c->outp != o->out) { /* in the scratch buffer */
         c->owns = c->owns || c->out_len > c->out_off;
-        mem_copy(o->out, scratch_out + c->out_off, c->out_len - c->out_off);
+        mem_copy(o->out, c->outp + c->out_off, c->out_len - c->out_off);
         c->out_len -= c->out_off;
         c->out_off = 0;
         c->outp = o->out;

@@ -12,11 +12,15 @@
 
 #include "core/date.h"
 #include "core/http_parse.h"
+#include "core/target.h"
 #include "router/router.h"
 #include "sys/sys.h"
 
 #define OUT_CAP      12288 /* a head with an 8 KiB Location, or listing chunks */
 #define LOG_LINE_MAX 8192  /* an access-log line, cut to fit (written into scratch_out) */
+/* The scratch out buffer: a redirect's Location, then the head and body
+ * (OUT_CAP) right after it (answer.c); pages untouched cost nothing. */
+#define SCRATCH_OUT_CAP (TARGET_LOCATION_MAX + OUT_CAP)
 
 enum phase { P_FREE, P_READ, P_SEND, P_LINGER };
 
@@ -59,7 +63,7 @@ struct rbuf {
 extern struct rconn conns[ROUTER_CONNS];
 extern struct rbuf *bufs;
 #define OWN(c) (&bufs[(c)-conns])
-extern char scratch_out[OUT_CAP];
+extern char scratch_out[SCRATCH_OUT_CAP];
 extern int64_t now_ms, now_sec;
 extern char date[DATE_IMF_LEN];
 extern bool draining;

@@ -48,21 +48,9 @@ static void options_response(struct worker *w, struct exchange *x)
  * only VCHAR, so no CR or LF can reach the field. */
 static void redirect_to_dir(struct worker *w, struct exchange *x, const struct target *t)
 {
-    char loc[HTTP_MAX_REQUEST_LINE + 8];
+    char loc[TARGET_LOCATION_MAX];
     struct buf b = buf_make(loc, sizeof loc);
-    bool raw_ok =
-        t->path.n >= 2 && t->path.p[1] != '/' && mem_find(t->path.p, t->path.n, '\\') == t->path.n;
-    if (raw_ok) {
-        buf_put_span(&b, t->path);
-    } else {
-        buf_put_char(&b, '/');
-        escape_uri_path(&b, span_make(w->path, cstr_len(w->path)), false);
-    }
-    buf_put_char(&b, '/');
-    if (t->has_query) {
-        buf_put_char(&b, '?');
-        buf_put_span(&b, t->query);
-    }
+    target_dir_location(&b, t, span_make(w->path, cstr_len(w->path)));
     if (b.full) {
         reply_error(w, x, 414);
         return;
