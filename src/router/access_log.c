@@ -79,7 +79,11 @@ static void put_quoted(struct buf *b, struct span s, size_t max)
 }
 
 /* The peer as inet_ntop writes it (RFC 5952: the longest run of two or
- * more zero groups as "::"), IPv4 dotted also when mapped into IPv6. */
+ * more zero groups as "::"), IPv4 dotted also when mapped into IPv6. Kept
+ * rather than rt_raw.c's inet_ntop, which the full build's log matches:
+ * 288 bytes less on x86-64, 384 on mips (measured, issue 36). It differs
+ * only for the deprecated IPv4-compatible ::a.b.c.d, written in hex here
+ * (no client connects from one: they are not routed). */
 static void put_peer(struct buf *b, const struct sockaddr_storage *ss)
 {
     const unsigned char *ip = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
