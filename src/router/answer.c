@@ -34,7 +34,9 @@
 #define SERVER "pith/" PITH_VERSION
 
 static struct http_info info;
-static char path[PATH_MAX + 1];
+/* Last of the small state (a named section follows the others): a short
+ * path shares their last page. */
+static char path[PATH_MAX + 1] __attribute__((section(".bss.~path")));
 static struct buf ob;        /* the out buffer of the response being written */
 static struct response resp; /* its head, until head() encodes it */
 

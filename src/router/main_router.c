@@ -309,7 +309,10 @@ static _Noreturn void master(const char *pidfile)
 
 int main(int argc, char **argv)
 {
-    static char root[PATH_MAX + 1];
+    /* The root's path and the start line in memory of their own, given back
+     * before the workers are forked: nothing of them in a worker's pages. */
+    enum { LINE_CAP = PATH_MAX + 200 };
+    char *root = sys_map(PATH_MAX + 1 + LINE_CAP), *line = root + PATH_MAX + 1;
     const char *bracket, *addr;
     struct cmdline cl = {.port = 8080, .workers = 4};
     router.index = "index.html";
@@ -324,7 +327,7 @@ int main(int argc, char **argv)
     static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
     sys_sigmask_block(sigs, ARRAY_LEN(sigs), &router_unblocked);
     parse_args(&cl, argc, argv);
-    if (sys_realpath(cl.root ? cl.root : ".", root, sizeof root) < 0 ||
+    if (!root || sys_realpath(cl.root ? cl.root : ".", root, PATH_MAX + 1) < 0 ||
         (router.root_fd = sys_open_dir(root)) < 0)
         fail(1, cl.root ? cl.root : ".", ": cannot open the root directory");
     const char *force = sys_getenv("PITH_RESOLVE");
@@ -347,8 +350,7 @@ int main(int argc, char **argv)
     if (cl.pidfile && sys_write_pidfile(cl.pidfile, -1) < 0)
         fail(1, cl.pidfile, ": cannot write the pidfile");
     if (!cl.quiet) {
-        char line[PATH_MAX + 200];
-        struct buf b = buf_make(line, sizeof line);
+        struct buf b = buf_make(line, LINE_CAP);
         buf_put_cstr(&b, "pith " PITH_VERSION " serving ");
         buf_put_cstr(&b, root);
         buf_put_cstr(&b, " on http://");
@@ -363,6 +365,7 @@ int main(int argc, char **argv)
         buf_put_cstr(&b, ", router)\n");
         sys_write(2, line, b.len);
     }
+    sys_unmap(root, PATH_MAX + 1 + LINE_CAP);
     if (cl.daemon && sys_daemonize() < 0)
         fail(1, "--daemon", ": cannot detach");
     if (cl.pidfile)
