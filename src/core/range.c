@@ -24,7 +24,7 @@ static bool parse_num(struct span s, size_t *at, struct num *out)
     uint64_t v = 0;
     while (*at < s.n && ascii_is_digit(s.p[*at])) {
         unsigned d = (unsigned)(s.p[*at] - '0');
-        v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+        v = u64_times10_fits(v, d) ? v * 10 + d : UINT64_MAX;
         (*at)++;
     }
     size_t lead = start;
