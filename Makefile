@@ -276,13 +276,18 @@ ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/tes
 test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
 
-# The differential test against each cross-built router under qemu-user.
+# The differential test against each cross-built router under qemu-user, and
+# the idle worker's memory budget on mips and mipsel (issue 36).
 test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips \
                    cross-router-mips16e-mipsel
 	@set -e; for a in $(TINY_CROSS); do echo "router $$a (qemu-$$a):"; \
 	    PITH_ROUTER_CMD="qemu-$$a build/router-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
 	@set -e; for a in mips mipsel; do echo "router MIPS16e $$a (qemu-$$a):"; \
 	    PITH_ROUTER_CMD="qemu-$$a build/router-mips16e-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
+	@set -e; for b in router-mips router-mipsel router-mips16e-mips router-mips16e-mipsel; do \
+	    echo "$$b: the idle worker's memory budget (issue 36)"; \
+	    PITH_BIN=$(CURDIR)/pith-router PITH_ROUTER_CMD="qemu-$${b##*-} build/$$b/pith-router" \
+	    $(PYTEST) -n 0 tests/test_router_regress_36.py -k budget; done
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).

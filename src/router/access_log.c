@@ -125,10 +125,10 @@ void log_request(const struct rconn *c)
 {
     if (!log_fd)
         return;
-    /* The line is written into the scratch out buffer, free by now (what
-     * the exchange sent is gone; what another connection waits to send
-     * is in its own buffer): no 8 KiB on the worker's stack. */
-    char *line = scratch_out, host[DATE_CLF_LEN];
+    /* The line is written into the scratch after the request's bytes, free
+     * by now (what the exchange sent is gone; what another connection waits
+     * to send is in its own buffer): no 8 KiB on the worker's stack. */
+    char *line = scratch_after(c), host[DATE_CLF_LEN];
     struct buf b = buf_make(line, LOG_LINE_MAX);
     put_peer(&b, &c->peer);
     buf_put_cstr(&b, " - - [");
@@ -157,7 +157,7 @@ void log_request(const struct rconn *c)
         file = log_reopen() && log_is_live(&st);
     sys_write(log_fd, line, b.len);
     if (file && st.size + b.len > router.log_max)
-        log_rotate(scratch_out, OUT_CAP); /* the line is written: its memory is free */
+        log_rotate(line, LOG_LINE_MAX); /* the line is written: its memory is free */
 }
 
 bool log_open(void)

@@ -34,9 +34,9 @@
 #define SERVER "pith/" PITH_VERSION
 
 static struct http_info info;
-/* Last of the small state (a named section follows the others): a short
- * path shares their last page. */
-static char path[PATH_MAX + 1] __attribute__((section(".bss.~path")));
+/* In the scratch (serve.h): the normalized path, right after the request's
+ * bytes, and the first byte that the answer may write into. */
+static char *path, *free_at;
 static struct buf ob;        /* the out buffer of the response being written */
 static struct response resp; /* its head, until head() encodes it */
 
@@ -56,6 +56,7 @@ static void begin(struct rconn *c, int status)
 {
     c->status = status;
     response_init(&resp, status);
+    ob = buf_make(c->outp = free_at, OUT_CAP);
 }
 
 /* The head, by h1_encode_head (the status line, Date, Server, the fields,
@@ -273,17 +274,17 @@ static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struc
 /* ---- directories ---------------------------------------------------------------- */
 
 /* handler.c's redirect_to_dir, the same core function. The Location goes
- * at the start of the scratch out buffer and the head right after it, so a
- * short one takes no page of its own (and no 8 KiB of the stack). */
+ * into the scratch after the path and the head right after it, so a short
+ * one takes no page of its own (and no 8 KiB of the stack). */
 static void redirect(struct rconn *c, const struct target *t)
 {
-    struct buf loc = buf_make(scratch_out, TARGET_LOCATION_MAX);
+    struct buf loc = buf_make(free_at, TARGET_LOCATION_MAX);
     target_dir_location(&loc, t, span_make(path, cstr_len(path)));
     if (loc.full) {
         error(c, 414);
         return;
     }
-    ob = buf_make(c->outp = scratch_out + loc.len, OUT_CAP);
+    free_at += loc.len;
     small(c, 301, "Location", span_make(loc.p, loc.len), true);
 }
 
@@ -371,7 +372,7 @@ bool listing_fill(struct rconn *c)
 static void serve_directory(struct rconn *c, int dirfd)
 {
     size_t n = cstr_len(path), in = cstr_len(router.index);
-    if (n + 1 + in < sizeof path) { /* the index's path, in place of the directory's */
+    if (n + 1 + in < PATH_MAX + 1) { /* the index's path, in place of the directory's */
         size_t at = n;
         if (n)
             path[at++] = '/';
@@ -457,12 +458,14 @@ static void answer(struct rconn *c)
         return;
     }
     unsigned flags = 0;
-    long n = target_normalize_all(t.path, path, sizeof path - 1, &flags);
+    long n = target_normalize_all(t.path, path, PATH_MAX, &flags);
     if (n < 0) {
         error(c, n == -414 ? 404 : (int)-n); /* too long to name a file */
         return;
     }
     path[n] = '\0';
+    size_t in = cstr_len(router.index); /* room for "/" and the index (serve_directory) */
+    free_at = path + ((size_t)n + 1 + in < PATH_MAX + 1 ? (size_t)n + 2 + in : (size_t)n + 1);
     if (flags & TARGET_HIDDEN)
         error(c, 403);
     else if (m == HTTP_METHOD_OPTIONS)
@@ -480,7 +483,8 @@ void answer_start(struct rconn *c, long verdict)
     c->minor = 1;
     c->body_bytes = 0;
     c->deadline = now_ms + router.t_send;
-    ob = buf_make(c->outp = scratch_out, OUT_CAP);
+    free_at = path = scratch_after(c);
+    ob = buf_make(c->outp = free_at, OUT_CAP);
     if (verdict > 0) {
         c->used = (uint32_t)verdict;
         answer(c);

@@ -19,14 +19,11 @@
 #define GRACE_MS   10000
 #define TAG_LISTEN (~(uint64_t)0)
 
-/* The big buffers each start a page of their own, after the small state (a
- * named section goes after the others): a request touches the first page
- * of each, and the small variables share as few pages as they fill, instead
- * of lying in the tails of these (issue 36: the idle worker's pages). */
-struct rconn conns[ROUTER_CONNS] __attribute__((section(".bss.~conns"), aligned(4096)));
+/* After the small state (a named section goes after the others), which
+ * then fills as few pages as it can, instead of lying in the tails of big
+ * arrays (issue 36: the idle worker's pages). */
+struct wmem wm __attribute__((section(".bss.~wm")));
 struct rbuf *bufs;
-static char scratch_in[HTTP_MAX_HEAD] __attribute__((section(".bss.~in"), aligned(4096)));
-char scratch_out[SCRATCH_OUT_CAP] __attribute__((section(".bss.~out"), aligned(4096)));
 static int ep, nconns;
 static bool paused;      /* the listener is out of the epoll set */
 static int64_t retry_ms; /* paused out of descriptors: watch it again then (0: no) */
@@ -55,7 +52,7 @@ static void listen_on(bool on)
 static void want(struct rconn *c, uint32_t ev)
 {
     if (c->events != ev)
-        sys_epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, ev, (uint64_t)(c - conns));
+        sys_epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, ev, (uint64_t)(c - wm.conns));
     c->events = ev;
 }
 
@@ -83,19 +80,24 @@ static void drop(struct rconn *c)
         listen_on(true);
 }
 
+char *scratch_after(const struct rconn *c)
+{
+    return c->inp == wm.scratch ? wm.scratch + c->have : wm.scratch;
+}
+
 /* What must outlive this event moves from the scratch buffers into the
  * connection's own: the request's bytes (the log's spans rebased) and the
  * part of the head not sent yet. */
 static void own(struct rconn *c)
 {
     struct rbuf *o = OWN(c);
-    if (c->inp == scratch_in && c->have) {
+    if (c->inp == wm.scratch && c->have) {
         c->owns = true;
-        mem_copy(o->in, scratch_in, c->have);
+        mem_copy(o->in, wm.scratch, c->have);
         struct span *sp[] = {&c->method, &c->target, &c->referer, &c->user_agent};
         for (int i = 0; i < 4; i++)
             if (sp[i]->p)
-                sp[i]->p = o->in + (sp[i]->p - scratch_in);
+                sp[i]->p = o->in + (sp[i]->p - wm.scratch);
         c->inp = o->in;
     }
     if (c->outp != o->out) { /* in the scratch buffer */
@@ -190,9 +192,9 @@ static void drive(struct rconn *c)
 static void on_input(struct rconn *c)
 {
     if (!c->have)
-        c->inp = scratch_in;
+        c->inp = wm.scratch;
     bool linger = c->phase == P_LINGER;
-    char *p = linger ? scratch_out : c->inp + c->have;
+    char *p = linger ? wm.scratch : c->inp + c->have;
     ssize_t n = sys_recv(c->fd, p, linger ? OUT_CAP : HTTP_MAX_HEAD - c->have);
     if (n == -EAGAIN)
         return;
@@ -230,7 +232,7 @@ static void on_accept(void)
             retry_ms = now_ms + 1000;
             return;
         }
-        struct rconn *c = conns;
+        struct rconn *c = wm.conns;
         while (c->phase != P_FREE)
             c++;
         /* Field by field: the buffers stay untouched (and unmapped) until used. */
@@ -244,7 +246,7 @@ static void on_accept(void)
         c->owns = false;
         c->peer = peer;
         sys_set_nodelay(fd);
-        sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - conns));
+        sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - wm.conns));
         nconns++;
     }
 }
@@ -258,7 +260,7 @@ static int sweep(void)
         listen_on(true);
     if (retry_ms && retry_ms < next)
         next = retry_ms;
-    for (struct rconn *c = conns; c < conns + ROUTER_CONNS; c++) {
+    for (struct rconn *c = wm.conns; c < wm.conns + ROUTER_CONNS; c++) {
         if (c->phase == P_FREE)
             continue;
         bool quiet = c->phase == P_READ && (c->idle || !c->have);
@@ -338,11 +340,11 @@ _Noreturn void router_worker(void)
             if (tag == TAG_LISTEN) {
                 if (!draining)
                     on_accept();
-            } else if (conns[tag].phase == P_SEND) {
-                pump(&conns[tag]);
-                drive(&conns[tag]);
-            } else if (conns[tag].phase != P_FREE) {
-                on_input(&conns[tag]);
+            } else if (wm.conns[tag].phase == P_SEND) {
+                pump(&wm.conns[tag]);
+                drive(&wm.conns[tag]);
+            } else if (wm.conns[tag].phase != P_FREE) {
+                on_input(&wm.conns[tag]);
             }
         }
     }
