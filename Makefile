@@ -15,8 +15,15 @@ CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
+# What only the protocols beyond HTTP/1 use (HTTP/2's and HTTP/3's field
+# list): not in pith-tiny or the router, whose field names have no
+# lowercase spelling (response.h under PITH_TINY).
+CORE_FULL_ONLY = src/core/field_list.c
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
-SERVER_SRC = $(sort $(wildcard src/server/*.c))
+# The server's rooms (docs/DESIGN.md §1), from the shared facilities up to
+# the processes.
+SERVER_ROOMS = base event tls http http1 http2 process
+SERVER_SRC = $(sort $(foreach r,$(SERVER_ROOMS),$(wildcard src/$(r)/*.c)))
 # The command line and the configuration file (config.h): the parse, each
 # option's value, the checks once all are known, the server's settings.
 CONFIG_SRC = src/cli/config.c src/cli/config_apply.c src/cli/config_check.c \
@@ -27,14 +34,19 @@ CLI_SRC    = $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/main.c src/cl
 COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/compress_variant.c \
                 src/cli/compress_stale.c src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
-FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC)
+# Automatic HTTPS (issue 35): the ACME client, its process and the challenge
+# table the workers answer from; full build only. -lcurl: HTTPS to the CA
+# (libcurl4-openssl-dev), -ljansson: its JSON (libjansson-dev).
+ACME_SRC   = $(sort $(wildcard src/acme/*.c))
+ACME_LIBS  = -lcurl -ljansson
+FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC) $(ACME_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
-TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
+TLS_SRC    = src/tls/tls.c src/tls/tls_ctx.c src/tls/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
-AUTH_SRC   = src/server/auth.c
+AUTH_SRC   = src/http/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
-H2_SRC     = src/server/h2_conn.c src/server/h2_mem.c src/server/h2_stream.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS)
+H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_stream.c
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -125,9 +137,9 @@ core-freestanding: build/free/core.o
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
 # Each link writes its map beside the objects (pith-tiny.map), from which
 # scripts/tiny-size --groups says where the bytes go.
-TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+TINY_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/sockets.c src/cli/check.c \
            src/cli/main_tiny.c
@@ -200,7 +212,7 @@ $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 # optimization; core's MIME table keeps its MIME_R entries (PITH_ROUTER).
 # `make cross PROFILE=router` (or cross-router-ARCH) builds
 # build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
-ROUTER_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+ROUTER_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
              src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/answer.c \
              src/router/access_log.c src/router/main_router.c
 ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
@@ -322,13 +334,14 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard
 # (fuzz/fuzz_h2.c): the server layer and the CLI's option parser, compiled
 # once each under build/fuzzlib/ (instrumented for libFuzzer, ASan, UBSan)
 # rather than inside the target's one command, so that -j spreads them;
-# the io_uring backend, the master, the status listener and main are left
-# out (the fuzz loop stands in for the first two, the target for main).
+# the io_uring backend, the worker process, the master, the status listener
+# and main are left out (the fuzz loop stands in for the first three, the
+# target for main).
 FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
-              $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c \
-                src/server/master.c src/server/status.c,$(SERVER_SRC)) \
+              $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c \
+                src/process/worker.c src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
-              src/testhook/none.c
+              src/acme/acme_shared.c src/testhook/none.c
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
 # PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
 # write past a stream's or a connection's slot, or into one given back, traps.
@@ -442,6 +455,7 @@ check:
 	$(STEP) test-testssl $(MAKE) test-testssl
 	$(STEP) fuzz-smoke $(MAKE) -j2 fuzz-smoke
 	$(STEP) format-check $(MAKE) format-check
+	$(STEP) rooms scripts/rooms
 	@echo "make check: all passed"
 
 # --- HTTPS test rigs (issue 10) -----------------------------------------------------------
@@ -499,7 +513,7 @@ bench: pith pith-router build/bench/donothing
 bench-compress: pith
 	bench/compress $(BENCH_COMPRESS_ARGS)
 
-# Mutation campaign over src/core and src/server, on a private copy of the tree
+# Mutation campaign over src/core and the server rooms, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
 # goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
 # MUTATE_ARGS="--site tls-write,status,sandbox,ready" runs the named sites alone,

@@ -9,7 +9,11 @@
  * accepts the head and finds the same status, the same fields in order, and
  * the framing and Connection that h1.h promises; unless a block's kept form
  * gives the same bytes as the block encoded on the spot; and unless a chunk
- * size line reads back as its size.
+ * size line reads back as its size. The same response goes through the
+ * HTTP/2 and HTTP/3 encoder (src/core/field_list.c) too, which must give
+ * ":status" and then the fields the reader found, in order, names
+ * lowercased, without Connection or Transfer-Encoding, with every value
+ * either kept in its buffer or one that lasts.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #include <strings.h>
 
 #include "core/bytes.h"
+#include "core/field_list.h"
 #include "core/h1.h"
 #include "core/response.h"
 #include "ref/h1_response_ref.h"
@@ -88,11 +93,27 @@ static const int statuses[] = {100, 200, 204, 206, 301, 304, 400, 403, 404, 405,
 struct built {
     struct response r;
     struct field_block block;
+    struct field_name fname[RESPONSE_FIELDS_MAX + FIELD_BLOCK_MAX];
+    char lower[RESPONSE_FIELDS_MAX + FIELD_BLOCK_MAX][16];
     char names[RESPONSE_FIELDS_MAX + FIELD_BLOCK_MAX][16];
     char values[RESPONSE_FIELDS_MAX + FIELD_BLOCK_MAX][41];
     char block_h1[FIELD_BLOCK_MAX * 64];
     struct h1_context cx;
 };
+
+/* Field k's name: an operator's (no lowercase form kept) or one of pith's
+ * own (both spellings), as the input says. */
+static const struct field_name *name_of(struct input *in, struct built *b, unsigned k, size_t nn)
+{
+    b->fname[k].h1 = span_make(b->names[k], nn);
+    b->fname[k].lower = (struct span){0};
+    if (take(in) & 1) {
+        for (size_t i = 0; i < nn; i++)
+            b->lower[k][i] = ascii_lower(b->names[k][i]);
+        b->fname[k].lower = span_make(b->lower[k], nn);
+    }
+    return &b->fname[k];
+}
 
 static void build(struct input *in, struct built *b)
 {
@@ -117,16 +138,17 @@ static void build(struct input *in, struct built *b)
     for (unsigned i = 0; i < nf; i++, k++) {
         size_t nn = make_name(in, b->names[k]), vn = make_value(in, b->values[k]);
         b->r.field[b->r.nfields++] =
-            (struct response_field){span_make(b->names[k], nn), span_make(b->values[k], vn)};
+            (struct response_field){name_of(in, b, k, nn), span_make(b->values[k], vn)};
     }
     b->block.n = 0;
     b->block.h1 = (struct span){0};
+    b->block.lasting = flags & 128;
     if (flags & 64) {
         unsigned nb = take(in) % (FIELD_BLOCK_MAX + 1);
         for (unsigned i = 0; i < nb; i++, k++) {
             size_t nn = make_name(in, b->names[k]), vn = make_value(in, b->values[k]);
             b->block.f[b->block.n++] =
-                (struct response_field){span_make(b->names[k], nn), span_make(b->values[k], vn)};
+                (struct response_field){name_of(in, b, k, nn), span_make(b->values[k], vn)};
         }
         if (flags & 128) {
             struct buf h = buf_make(b->block_h1, sizeof b->block_h1);
@@ -183,7 +205,7 @@ static void check_fields(const struct built *b, const struct ref_response *got)
         require(want < total, "a field the response did not have");
         const struct response_field *rf =
             want < b->r.nfields ? &b->r.field[want] : &b->r.block->f[want - b->r.nfields];
-        require(field_eq(f, rf->name, rf->value), "a field differs or is out of order");
+        require(field_eq(f, rf->name->h1, rf->value), "a field differs or is out of order");
         want++;
     }
     require(want == total, "a field is missing");
@@ -233,6 +255,45 @@ static void check_chunk_head(struct input *in)
     require(back == n && (k == 3 || line[0] != '0'), "chunk size reads back");
 }
 
+/* The HTTP/2 and HTTP/3 list of the same response: ":status", then what
+ * the HTTP/1 reader found less the framing fields but content-length,
+ * names lowercase, values kept or lasting. */
+static void check_field_list(const struct built *b, const struct ref_response *got)
+{
+    static char keep_mem[16384];
+    struct buf keep = buf_make(keep_mem, sizeof keep_mem);
+    struct field_list_context cx = {b->cx.date, b->cx.server, NULL, 0};
+    struct list_field lf[FIELD_LIST_MAX(0)];
+    unsigned n = field_list_encode(&b->r, &cx, lf, &keep);
+    require(!keep.full, "the list's copies fit");
+    char status[4];
+    snprintf(status, sizeof status, "%d", b->r.status);
+    require(n > 0 && lf[0].name.n == 7 && memcmp(lf[0].name.p, ":status", 7) == 0 &&
+                lf[0].value.n == 3 && memcmp(lf[0].value.p, status, 3) == 0,
+            ":status first");
+    unsigned k = 1;
+    for (size_t i = 0; i < got->nfields; i++) {
+        const struct ref_field *f = &got->f[i];
+        if (is_named(f, "transfer-encoding") || is_named(f, "connection"))
+            continue;
+        require(k < n, "the list lacks a field");
+        const struct list_field *l = &lf[k++];
+        require(l->name.n == f->name_len && strncasecmp(l->name.p, f->name, f->name_len) == 0,
+                "a name differs or is out of order");
+        for (size_t c = 0; l->lower && c < l->name.n; c++)
+            require(l->name.p[c] == ascii_lower(l->name.p[c]), "a name marked lower is not");
+        require(l->value.n == f->value_len && memcmp(l->value.p, f->value, f->value_len) == 0,
+                "a value differs");
+        bool in_keep = l->value.p >= keep_mem && l->value.p + l->value.n <= keep_mem + keep.len;
+        const char *values = (const char *)b->values;
+        bool in_block =
+            b->block.lasting && l->value.p >= values && l->value.p < values + sizeof b->values;
+        require(!l->value.n || in_keep || in_block || l->value.p == b->cx.server.p,
+                "a value that may not last was not kept");
+    }
+    require(k == n, "the list has a field HTTP/1's head has not");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct input in = {data, size};
@@ -246,6 +307,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(got.head_len == n, "the head ends where the encoding ends");
     check_fields(&b, &got);
     check_framing(&b, &h, &got);
+    check_field_list(&b, &got);
     if (b.r.block && b.block.h1.n) {
         /* The kept form and the form written on the spot are the same. */
         static char again[16384];

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/respond.h"
 #include "core/site.h"
 
 _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
@@ -101,8 +102,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const int statuses[] = {200, 206, 301, 304, 404, 405};
     for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
         for (int m = SITE_GET_HEAD; m <= SITE_OTHER; m++) {
+            struct response_field f[SITE_FIELDS_MAX];
+            unsigned nf =
+                site_fields(&s, statuses[i], (enum site_method)m, (struct span){"app.js", 6}, f);
+            require(nf <= SITE_FIELDS_MAX, "the fields fit their bound");
             struct buf b = {out, 0, sizeof out, false};
-            site_fields(&s, statuses[i], (enum site_method)m, (struct span){"app.js", 6}, &b);
+            for (unsigned k = 0; k < nf; k++)
+                respond_field_span(&b, f[k].name->h1, f[k].value);
             require(!b.full, "the fields fit their bound");
             check_fields(out, b.len);
         }

@@ -49,7 +49,13 @@ def rst_stream(stream, code=CANCEL):
     return frame(RST_STREAM, 0, stream, struct.pack(">I", code))
 
 
-def request_fields(path="/", method="GET", authority="localhost", scheme="http", extra=()):
+# The :scheme a request names when none is given: the connection's own
+# ("https" over TLS, "http" over h2c), filled in by H2.block (RFC 9113
+# §8.3.1; pith refuses the other one).
+CONN_SCHEME = object()
+
+
+def request_fields(path="/", method="GET", authority="localhost", scheme=CONN_SCHEME, extra=()):
     f = [(":method", method), (":scheme", scheme), (":authority", authority), (":path", path)]
     return [x for x in f if x[1] is not None] + list(extra)
 
@@ -91,6 +97,7 @@ class H2:
             sock = ctx.wrap_socket(sock, server_hostname=sni)
             assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
         self.sock = sock
+        self.scheme = "https" if tls or wrap else "http"
         self.buf = b""
         self.eof = False
         self.enc = hpack.Encoder()
@@ -203,7 +210,7 @@ class H2:
 
     # -- requests -----------------------------------------------------------------------
     def block(self, fields):
-        return self.enc.encode(fields)
+        return self.enc.encode([(n, self.scheme if v is CONN_SCHEME else v) for n, v in fields])
 
     def send_headers(self, fields, stream=None, end_stream=True):
         sid = stream if stream is not None else self.next_id
@@ -229,7 +236,7 @@ class H2:
                 raise AssertionError("stream %d did not end (eof=%s goaway=%r): %r"
                                      % (sid, self.eof, self.goaway, r))
 
-    def request(self, path="/", method="GET", authority="localhost", scheme="http", extra=(),
+    def request(self, path="/", method="GET", authority="localhost", scheme=CONN_SCHEME, extra=(),
                 timeout=10.0):
         sid = self.send_headers(request_fields(path, method, authority, scheme, extra))
         return self.wait(sid, timeout)

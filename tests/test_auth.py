@@ -330,6 +330,40 @@ def test_per_site_rules(pith, users, tmp_path):
         assert r.status == 401 and 'realm="Sub"' in r["WWW-Authenticate"]
 
 
+def test_a_sign_in_is_remembered_for_its_own_rule_only(pith, users, tmp_path):
+    """Two rules with two password files, one worker: a worker remembers a
+    good Authorization value (auth.c's credential cache), and what it
+    remembers for /private/ (file A) must not open /admin/ (file B, where
+    the same user has another password). The value that opened /private/
+    gets 401 on /admin/ even right after, when it is in the cache; B's own
+    password opens /admin/ and not /private/. A cache keyed without the
+    rule would let A's sign-in through B's door."""
+    d, path, www = users
+    root = tmp_path / "www"
+    (root / "private").mkdir(parents=True)
+    (root / "admin").mkdir()
+    (root / "private" / "p.txt").write_bytes(b"private\n")
+    (root / "admin" / "a.txt").write_bytes(b"admin\n")
+    file_a, file_b = tmp_path / "users-a", tmp_path / "users-b"
+    file_a.write_text("kim:%s\n" % make_hash("sha", "for-private"))
+    file_b.write_text("kim:%s\n" % make_hash("sha", "for-admin"))
+    conf = tmp_path / "pith.conf"
+    conf.write_text("root %s\nauth /private/ %s Private\nauth /admin/ %s Admin\n"
+                    % (root, file_a, file_b))
+    s = pith("--config", str(conf), root=False, workers=1)
+    a, b = basic("kim", "for-private"), basic("kim", "for-admin")
+    with s.conn() as c:
+        r = c.exchange("GET", "/private/p.txt", {"Authorization": a})
+        assert r.status == 200 and r.body == b"private\n"
+        assert c.exchange("GET", "/private/p.txt", {"Authorization": a}).status == 200  # cached
+        r = c.exchange("GET", "/admin/a.txt", {"Authorization": a})
+        assert r.status == 401 and 'realm="Admin"' in r["WWW-Authenticate"], r
+        assert b"admin" not in r.body
+        assert c.exchange("GET", "/admin/a.txt", {"Authorization": b}).status == 200
+        assert c.exchange("GET", "/admin/a.txt", {"Authorization": b}).status == 200  # cached
+        assert c.exchange("GET", "/private/p.txt", {"Authorization": b}).status == 401
+
+
 def test_hup_reads_the_password_file_again(users, tmp_path):
     d, path, www = users
     mine = tmp_path / "users"

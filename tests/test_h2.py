@@ -17,7 +17,7 @@ import pytest
 
 import http_raw
 from conftest import run_pith, tls_pki
-from h2util import (DATA, END_STREAM, H2, PREFACE, plain_conn, PROTOCOL_ERROR, RST_STREAM, frame,
+from h2util import (CONN_SCHEME, DATA, END_STREAM, H2, PREFACE, plain_conn, PROTOCOL_ERROR, RST_STREAM, frame,
                     request_fields)
 import opsnet_util
 from opsnet_util import status_port, wait_lines
@@ -251,11 +251,11 @@ def test_a_download_does_not_hold_back_small_assets(connect, docroot, prio):
 # ---- request checks (RFC 9113 §8.2-§8.3) -----------------------------------------------------
 
 MALFORMED = {
-    "no :path": [(":method", "GET"), (":scheme", "http"), (":authority", "localhost")],
-    "no :method": [(":scheme", "http"), (":authority", "localhost"), (":path", "/")],
+    "no :path": [(":method", "GET"), (":scheme", CONN_SCHEME), (":authority", "localhost")],
+    "no :method": [(":scheme", CONN_SCHEME), (":authority", "localhost"), (":path", "/")],
     "no :scheme": [(":method", "GET"), (":authority", "localhost"), (":path", "/")],
     "two :path": request_fields("/") + [(":path", "/x")],
-    "pseudo after field": [(":method", "GET"), (":scheme", "http"), ("accept", "*/*"),
+    "pseudo after field": [(":method", "GET"), (":scheme", CONN_SCHEME), ("accept", "*/*"),
                            (":path", "/")],
     "unknown pseudo": request_fields("/") + [(":foo", "bar")],
     "uppercase name": request_fields("/", extra=[("Accept", "*/*")]),
@@ -263,7 +263,7 @@ MALFORMED = {
     "keep-alive": request_fields("/", extra=[("keep-alive", "5")]),
     "transfer-encoding": request_fields("/", extra=[("transfer-encoding", "chunked")]),
     "te gzip": request_fields("/", extra=[("te", "gzip")]),
-    "empty :path": [(":method", "GET"), (":scheme", "http"), (":path", "")],
+    "empty :path": [(":method", "GET"), (":scheme", CONN_SCHEME), (":path", "")],
     "star with GET": request_fields("*"),
     # What could smuggle a second request or field into the HTTP/1 form
     # h2_stream.c parses: refused before it is written.
@@ -273,10 +273,14 @@ MALFORMED = {
     "CTL in a value": request_fields("/", extra=[("x", "a\x01b")]),
     "leading space in a value": request_fields("/", extra=[("x", " a")]),
     "bad content-length": request_fields("/", extra=[("content-length", "abc")]),
-    "no authority, no host": [(":method", "GET"), (":scheme", "http"), (":path", "/")],
+    "no authority, no host": [(":method", "GET"), (":scheme", CONN_SCHEME), (":path", "/")],
     # RFC 9113 §8.3.1: present, they must not be empty (HTTP/1.1 serves an empty Host)
     "empty :authority": request_fields("/", authority=""),
-    "empty host": [(":method", "GET"), (":scheme", "http"), (":path", "/"), ("host", "")],
+    "empty host": [(":method", "GET"), (":scheme", CONN_SCHEME), (":path", "/"), ("host", "")],
+    # §8.3.1: a host naming another entity than :authority (issue 33: it was
+    # served from :authority, host dropped)
+    "host disagrees with :authority": request_fields("/", extra=[("host", "other.example")]),
+    "host with another port": request_fields("/", extra=[("host", "localhost:1")]),
 }
 
 
@@ -287,6 +291,24 @@ def test_malformed_request_is_a_stream_error(connect, case):
         r = h.wait(sid)
         assert r.reset == PROTOCOL_ERROR and r.status is None, r
         assert h.request("/index.html").status == 200  # the connection goes on
+
+
+def test_the_other_scheme_is_malformed(connect):
+    """RFC 9113 §8.3.1: :scheme names the connection's own scheme; "https"
+    over h2c (or "http" over TLS) is a stream error (issue 33: it was served)."""
+    with connect() as h:
+        other = "http" if h.scheme == "https" else "https"
+        sid = h.send_headers(request_fields("/index.html", scheme=other))
+        r = h.wait(sid)
+        assert r.reset == PROTOCOL_ERROR and r.status is None, r
+        assert h.request("/index.html").status == 200  # the connection goes on
+
+
+def test_a_host_that_agrees_with_authority_is_served(connect):
+    """The same host in another case names the same entity (RFC 3986 §6.2.2.1)."""
+    with connect() as h:
+        r = h.request("/index.html", extra=[("host", "LOCALHOST")])
+        assert r.status == 200 and r.reset is None, r
 
 
 def test_te_trailers_is_fine(connect):

@@ -27,18 +27,19 @@ def connect(request, srv):
     return make
 
 
-# ---- the request's HTTP/1 form ------------------------------------------------------------
+# ---- the request, as HTTP/1 would judge it -------------------------------------------------
 
-def test_connect_with_a_long_authority_is_431_not_a_crash(connect):
-    """CONNECT has no :path, so its :authority is written twice into the
-    HTTP/1 form (the request target and Host): within the 16 KiB header
-    list it can pass the slot's 32 KiB room for the request. That was an
-    assertion (the worker died); it is the 431 of a head too large."""
+def test_connect_with_a_long_authority_is_414_not_a_crash(connect):
+    """CONNECT has no :path, so its :authority is the request target and the
+    Host at once. When the request was rebuilt as HTTP/1 text it was written
+    twice and could pass the slot's room (an assertion: the worker died;
+    then a 431). Decoded natively, it is what HTTP/1 answers for
+    "CONNECT <16290 bytes> HTTP/1.1": a request line over 8 KiB, 414."""
     authority = "a" * 16290  # 16290 + 10 + 32 + CONNECT's 46 <= 16384: inside the list limit
     with connect() as h:
         sid = h.send_headers([(":method", "CONNECT"), (":authority", authority)])
         r = h.wait(sid)
-        assert r.status == 431, r
+        assert r.status == 414, r
         assert h.request("/index.html").status == 200  # the connection (and worker) go on
 
 

@@ -77,6 +77,10 @@ static const struct option options[] = {
     {"max-conns-per-client", 0, true, K_MAX_CONNS_PER_CLIENT, SCOPE_SITE},
 #ifndef PITH_TINY /* refused by name in pith-tiny (tiny_refused) */
     {"auth", 0, true, K_AUTH, SCOPE_SITE},
+    {"acme", 0, true, K_ACME, SCOPE_SERVER}, /* issue 35 */
+    {"acme-ca", 0, true, K_ACME_CA, SCOPE_SERVER},
+    {"acme-ca-root", 0, true, K_ACME_CA_ROOT, SCOPE_SERVER},
+    {"acme-dir", 0, true, K_ACME_DIR, SCOPE_SERVER},
 #endif
 };
 
@@ -102,6 +106,10 @@ static const struct {
     {"precompressed",
      "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
     {"auth", "basic auth needs libxcrypt"},
+    {"acme", "ACME needs OpenSSL and libcurl"},
+    {"acme-ca", "ACME needs OpenSSL and libcurl"},
+    {"acme-ca-root", "ACME needs OpenSSL and libcurl"},
+    {"acme-dir", "ACME needs OpenSSL and libcurl"},
 };
 
 static const char *tiny_refuses(struct span name)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h"
 #include "core/site.h"
 #include "core/vhost.h"
 
@@ -114,6 +115,9 @@ struct config {
     unsigned timeout_handshake; /* default 10 */
     bool http2;                 /* --http2 on|off (issue 20): default on */
     unsigned h2_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS, default 100 */
+    /* automatic HTTPS (issue 35; src/acme/): NULL email: off; NULL CA and
+     * directory: the defaults below (settings_from_config) */
+    const char *acme_email, *acme_ca, *acme_ca_root, *acme_dir;
     /* Sites (issue 22): the top level's settings, each site's, and the
      * order they are served in (serve[0] is the default site: the top
      * level when ROOT was given or there are no sites, else the first
@@ -155,6 +159,17 @@ const char *config_usage(void);
 
 /* Certificate/key pairs of the top level and every site together. */
 unsigned config_tls_pairs(const struct config *cfg);
+
+/* --acme (issue 35): the names pith obtains certificates for, in the order
+ * sites are served: every name of a site without a tls-cert of its own.
+ * Calls fn(arg, site index in serve[], name) for each; returns the count. */
+unsigned config_acme_names(const struct config *cfg, void (*fn)(void *, unsigned, struct span),
+                           void *arg);
+
+#define CONFIG_ACME_CA_DEFAULT  "https://acme-v02.api.letsencrypt.org/directory"
+#define CONFIG_ACME_CA_STAGING  "https://acme-staging-v02.api.letsencrypt.org/directory"
+#define CONFIG_ACME_DIR_DEFAULT "/var/lib/pith/acme"
+#define CONFIG_ACME_DIR_MAX     200 /* bytes: room for certs/NAME.pem in PATH_MAX and more */
 
 struct settings;
 /* The server's settings from a parsed command line: the one place where

@@ -13,7 +13,7 @@
 #include "core/glob.h"
 #include "core/netaddr.h"
 #include "core/target.h"
-#include "server/tls.h"
+#include "tls/tls.h"
 
 /* Parses value as a decimal in [lo, hi]; on failure explains which flag. */
 static bool number(struct parser *ps, const char *flag, const char *value, uint64_t lo, uint64_t hi,
@@ -170,6 +170,49 @@ static enum config_verdict apply_site_flag(struct parser *ps, const struct optio
     return CONFIG_USAGE;
 }
 
+/* --acme EMAIL (issue 35): an address the CA may write to about the
+ * account (expiry notices); local@domain, visible ASCII, no ',' (the
+ * contact is a mailto: URL in a JSON list). */
+static bool email_ok(const char *v)
+{
+    size_t n = cstr_len(v), at = mem_find(v, n, '@');
+    if (at == 0 || at + 1 >= n || mem_find(v + at + 1, n - at - 1, '@') < n - at - 1)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] <= ' ' || v[i] > '~' || v[i] == ',' || v[i] == '"' || v[i] == '\\' ||
+            v[i] == '<' || v[i] == '>')
+            return false;
+    return n <= 254;
+}
+
+static enum config_verdict apply_acme_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    if (!nonempty(ps, o->name, v))
+        return CONFIG_USAGE;
+    switch (o->kind) {
+    case K_ACME:
+        if (!email_ok(v))
+            return config_fail(ps, "--acme: '", v, "' is not an email address (you@example.com)");
+        c->acme_email = v;
+        break;
+    case K_ACME_CA:
+        /* RFC 8555 §6.1: the API is HTTPS only. */
+        if (cstr_len(v) <= 8 || !mem_eq(v, "https://", 8) || cstr_len(v) > 512)
+            return config_fail(ps, "--acme-ca: '", v, "' is not an https:// URL");
+        c->acme_ca = v;
+        break;
+    case K_ACME_CA_ROOT: c->acme_ca_root = v; break;
+    case K_ACME_DIR:
+        if (cstr_len(v) > CONFIG_ACME_DIR_MAX)
+            return config_fail(ps, "--acme-dir: '", v, "' is longer than 200 bytes");
+        c->acme_dir = v;
+        break;
+    default: break;
+    }
+    return CONFIG_RUN;
+}
+
 /* HTTPS (issue 10): its flags, and the checks that need all of them. */
 static enum config_verdict apply_tls_flag(struct parser *ps, const struct option *o, const char *v)
 {
@@ -206,6 +249,10 @@ static enum config_verdict apply_tls_flag(struct parser *ps, const struct option
         c->http2 = v[1] == 'n';
         break;
     case K_H2_MAX_STREAMS: ok = number(ps, o->name, v, 1, 1000, &c->h2_max_streams); break;
+    case K_ACME:
+    case K_ACME_CA:
+    case K_ACME_CA_ROOT:
+    case K_ACME_DIR: return apply_acme_flag(ps, o, v);
     default: break;
     }
     return ok ? CONFIG_RUN : CONFIG_USAGE;
@@ -395,6 +442,10 @@ enum config_verdict config_apply(struct parser *ps, const struct option *o, cons
     case K_HSTS:
     case K_HTTP2:
     case K_H2_MAX_STREAMS:
+    case K_ACME:
+    case K_ACME_CA:
+    case K_ACME_CA_ROOT:
+    case K_ACME_DIR:
     case K_T_HANDSHAKE: /* pith-tiny refuses them before this (tiny_refused): not built there */
         return TLS_BUILT ? apply_tls_flag(ps, o, v) : CONFIG_USAGE;
     case K_SITE: return add_site(ps, v);

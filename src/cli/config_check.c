@@ -7,10 +7,11 @@
  */
 #include "cli/config_internal.h"
 
+#include "acme/acme.h"
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/core.h"
-#include "server/server.h"
-#include "server/tls.h"
+#include "tls/tls.h"
 
 /* ---- sites (issue 22) ---------------------------------------------------------- */
 
@@ -204,9 +205,76 @@ unsigned config_tls_pairs(const struct config *c)
     return n;
 }
 
+unsigned config_acme_names(const struct config *c, void (*fn)(void *, unsigned, struct span),
+                           void *arg)
+{
+    unsigned n = 0;
+    for (unsigned k = 0; ACME_BUILT && c->acme_email && k < c->nserve; k++) {
+        if (c->serve[k] == &c->top || c->serve[k]->ntls_cert)
+            continue; /* no names, or a certificate of its own */
+        for (unsigned i = 0; i < c->hosts.n; i++)
+            if (c->hosts.name[i].site == k) {
+                if (fn)
+                    fn(arg, k, vhost_name_text(&c->hosts, i));
+                n++;
+            }
+    }
+    return n;
+}
+
+/* A name ACME can validate by HTTP or TLS: a DNS name, neither a wildcard
+ * (DNS-01 only, RFC 8555 §8.4) nor an address literal. */
+static void acme_name_check(void *arg, unsigned site, struct span name)
+{
+    struct parser *ps = arg;
+    (void)site;
+    bool v4 = true;
+    for (size_t i = 0; i < name.n; i++)
+        v4 = v4 && (ascii_is_digit(name.p[i]) || name.p[i] == '.');
+    const char *why =
+        name.n >= 2 && name.p[0] == '*' ? "' is a wildcard: wildcards need DNS validation, "
+                                          "which pith does not do (give the site a tls-cert)"
+        : v4 || name.p[0] == '['        ? "' is an address: pith orders certificates for "
+                                          "DNS names only (give the site a tls-cert)"
+        : mem_find(name.p, name.n, '.') == name.n
+            ? "' has one label: a public CA will not certify it (give the site a tls-cert)"
+            : NULL;
+    if (!why || ps->problems)
+        return;
+    buf_put_cstr(&ps->reason, "--acme: '");
+    buf_put(&ps->reason, name.p, name.n > CONFIG_PIECE_MAX ? CONFIG_PIECE_MAX : name.n);
+    buf_put_cstr(&ps->reason, why);
+    ps->problems++;
+}
+
+/* --acme (issue 35): names to obtain certificates for, each one a CA can
+ * validate; the other --acme options only with it. */
+static enum config_verdict check_acme(struct parser *ps)
+{
+    const struct config *c = ps->cfg;
+    if (!ACME_BUILT || !c->acme_email) { /* pith-tiny refuses the options by name */
+        if (c->acme_ca || c->acme_ca_root || c->acme_dir)
+            return config_fail(ps, "--acme-ca, --acme-ca-root and --acme-dir need --acme EMAIL", "",
+                               "");
+        return CONFIG_RUN;
+    }
+    unsigned n = config_acme_names(c, acme_name_check, ps);
+    if (ps->problems)
+        return CONFIG_USAGE;
+    if (n == 0)
+        return config_fail(ps, "--acme needs site names to obtain certificates for ",
+                           "(--site NAMES=ROOT, or site blocks) ",
+                           "without a tls-cert of their own");
+    return CONFIG_RUN;
+}
+
 static enum config_verdict check_tls(struct parser *ps)
 {
     const struct config *c = ps->cfg;
+    enum config_verdict v = check_acme(ps);
+    if (v != CONFIG_RUN)
+        return v;
+    unsigned acme = config_acme_names(c, NULL, NULL);
     if (c->ntls_cert != c->ntls_key)
         return config_fail(
             ps, "--tls-cert and --tls-key must come in pairs (one key per certificate)", "", "");
@@ -218,18 +286,19 @@ static enum config_verdict check_tls(struct parser *ps)
                                "certificate)",
                                "", "");
         }
-    if (config_tls_pairs(c) > SETTINGS_TLS_PAIRS_MAX)
-        return config_fail(ps, "more than 64 certificate/key pairs in all", "", "");
-    if (config_tls_pairs(c) == 0 && (c->tls_only || c->redirect_http || c->hsts))
+    if (config_tls_pairs(c) + acme > SETTINGS_TLS_PAIRS_MAX)
+        return config_fail(ps, "more than 64 certificate/key pairs in all (--acme names count)", "",
+                           "");
+    if (config_tls_pairs(c) + acme == 0 && (c->tls_only || c->redirect_http || c->hsts))
         return config_fail(ps,
                            c->tls_only        ? "--tls-only"
                            : c->redirect_http ? "--redirect-http"
                                               : "--hsts",
-                           " needs --tls-cert and --tls-key", "");
+                           " needs --tls-cert and --tls-key, or --acme", "");
     if (c->tls_only && c->redirect_http)
         return config_fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "",
                            "");
-    if (config_tls_pairs(c) && !c->tls_only && c->port == c->tls_port && c->port != 0)
+    if (config_tls_pairs(c) + acme && !c->tls_only && c->port == c->tls_port && c->port != 0)
         return config_fail(ps, "--port and --tls-port must differ", "", "");
     return CONFIG_RUN;
 }

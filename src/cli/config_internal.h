@@ -70,6 +70,10 @@ enum kind {
     K_DEFAULT,
     K_MAX_CONNS_PER_CLIENT,
     K_AUTH,
+    K_ACME, /* automatic HTTPS (issue 35) */
+    K_ACME_CA,
+    K_ACME_CA_ROOT,
+    K_ACME_DIR,
     K_COUNT,
 };
 

@@ -7,13 +7,13 @@
  */
 #include "cli/config.h"
 
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/core.h"
 #include "core/netaddr.h"
 #include "core/target.h"
-#include "server/filecache.h"
-#include "server/server.h"
-#include "server/tls.h"
+#include "http/filecache.h"
+#include "tls/tls.h"
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
 _Static_assert(CONFIG_TLS_PAIRS_MAX <= SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");
@@ -31,6 +31,40 @@ static void opsnet_settings(const struct config *cfg, struct settings *out)
         out->real_ip_header = span_make(cfg->real_ip_header, cstr_len(cfg->real_ip_header));
     out->log_json = cfg->log_format && cfg->log_format[0] == 'j';
     out->status = cfg->status;
+}
+
+/* --acme (issue 35): one pair per name, its file in the state directory
+ * ("DIR/certs/NAME.pem", key and chain together so that they change in
+ * one rename); the texts live in a static pool (a name is at most 253
+ * bytes, the directory 200). */
+struct acme_pairs {
+    struct settings *out;
+    unsigned site, n;
+};
+
+static void acme_pair(void *arg, unsigned site, struct span name)
+{
+    static char pool[SETTINGS_TLS_PAIRS_MAX][2 * 256 + CONFIG_ACME_DIR_MAX + 16];
+    struct acme_pairs *ap = arg;
+    struct settings *out = ap->out;
+    if (site != ap->site || out->ntls >= SETTINGS_TLS_PAIRS_MAX)
+        return;
+    char *p = pool[out->ntls];
+    struct buf b = buf_make(p, sizeof pool[0] - 1);
+    buf_put(&b, name.p, name.n);
+    buf_put_char(&b, '\0');
+    size_t path = b.len;
+    buf_put_cstr(&b, out->acme_dir);
+    buf_put_cstr(&b, "/certs/");
+    buf_put(&b, name.p, name.n);
+    buf_put_cstr(&b, ".pem");
+    p[b.len] = '\0';
+    out->tls_acme[out->ntls] = p;
+    out->tls_cert[out->ntls] = out->tls_key[out->ntls] = p + path;
+    out->tls_origin[out->ntls] = NULL;
+    out->ntls++;
+    out->nacme++;
+    ap->n++;
 }
 
 /* HTTPS (issue 10) */
@@ -54,6 +88,14 @@ static void tls_settings(const struct config *cfg, struct settings *out)
             out->tls_origin[n] = site->where;
         }
         sc->ntls = site->ntls_cert;
+        if (!site->ntls_cert && cfg->acme_email) {
+            struct acme_pairs ap = {out, k, 0};
+            out->ntls = n;
+            config_acme_names(cfg, acme_pair, &ap);
+            sc->tls_first = ap.n ? n : 0;
+            sc->ntls = ap.n;
+            n += ap.n;
+        }
     }
     for (unsigned k = 0; k < cfg->nserve; k++)
         if (out->sites[k].ntls == 0)
@@ -163,6 +205,12 @@ void settings_from_config(const struct config *cfg, struct settings *out)
     for (unsigned i = 0; i < out->nsites; i++)
         out->clients_counted = out->clients_counted || out->sites[i].max_conns_per_client;
     out->clients_counted = out->clients_counted || out->max_conns_per_client;
+    if (TLS_BUILT && cfg->acme_email) { /* before the pairs: their paths are in it */
+        out->acme_email = cfg->acme_email;
+        out->acme_ca = cfg->acme_ca ? cfg->acme_ca : CONFIG_ACME_CA_DEFAULT;
+        out->acme_ca_root = cfg->acme_ca_root;
+        out->acme_dir = cfg->acme_dir ? cfg->acme_dir : CONFIG_ACME_DIR_DEFAULT;
+    }
     if (TLS_BUILT) /* pith-tiny: HTTPS left out, its settings stay zero */
         tls_settings(cfg, out);
 }

@@ -13,23 +13,25 @@
  */
 #include "cli/start.h"
 
+#include "acme/acme.h"
+#include "base/clients.h"
+#include "base/log.h"
+#include "base/pool.h"
+#include "base/server.h"
+#include "base/stats.h"
 #include "cli/check.h"
 #include "cli/config.h"
 #include "cli/sockets.h"
 #include "core/bytes.h"
-#include "server/auth.h"
-#include "server/clients.h"
-#include "server/filecache.h"
-#include "server/h2_conn.h"
-#include "server/lockdown.h"
-#include "server/log.h"
-#include "server/master.h"
-#include "server/pool.h"
-#include "server/server.h"
-#include "server/stats.h"
-#include "server/tls.h"
+#include "event/loop.h"
+#include "http/auth.h"
+#include "http/filecache.h"
+#include "http2/h2_conn.h"
+#include "process/lockdown.h"
+#include "process/master.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
+#include "tls/tls.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -49,7 +51,7 @@ _Noreturn void pith_assert_fail(const char *file, int line, const char *expr)
  * config.c refuses the TLS flags: TLS_BUILT is a constant false there. */
 static bool https_wanted(const struct config *cfg)
 {
-    return TLS_BUILT && config_tls_pairs(cfg);
+    return TLS_BUILT && (config_tls_pairs(cfg) || cfg->acme_email);
 }
 
 static bool https_loaded(const struct server *s)
@@ -603,6 +605,11 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
         tls_server_free(s->tls);
         s->tls = NULL;
     }
+    /* --acme: its directory and CA root; the CA is not contacted. */
+    if (ACME_BUILT && acme_check(&s->set, listen, sizeof listen)) {
+        fprintf(stderr, "pith: --check: the configuration is not valid\n");
+        return 2;
+    }
     check_print(cfg, s, listen);
     return 0;
 }
@@ -651,12 +658,16 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
         r = prepare_tls(s);
     if (!r)
         r = auth_load(s); /* before forking: the workers may not read the files */
+    if (!r && ACME_BUILT && s->set.acme_email && !(r = acme_prepare(s)))
+        tls_server_acme(s->tls, s->acme); /* the challenges tls-alpn-01 answers */
     if (r)
         return r;
     warn_plain_auth(s);
     sys_signal_ignore(SIGPIPE); /* a vanished client is an EPIPE, not a death */
     sys_sigmask_block(blocked, ARRAY_LEN(blocked), NULL);
     print_start_line(cfg, s);
+    if (ACME_BUILT && s->acme && !cfg->quiet)
+        acme_start_lines(s);
     /* The new master of an upgrade is detached already, if the old was. */
     if (cfg->daemon && !s->upgrade_from && (r = sys_daemonize()) < 0)
         return fail("cannot become a daemon", "", r);

@@ -7,13 +7,40 @@
  */
 #include "cli/config.h"
 
+/* What pith serves over, and automatic HTTPS (issue 35): the full build's
+ * words; pith-tiny says what it lacks, refuses those options, and keeps the
+ * bytes of their text. */
+#ifdef PITH_TINY
+#define INTRO                                                                                      \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"         \
+    "pith-tiny: HTTPS, HTTP/2 and ACME are the full build's (it refuses their options).\n"
+#define ACME_USAGE   ""
+#define ACME_EXAMPLE ""
+#else
+#define INTRO                                                                                      \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"       \
+    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"         \
+    "with certificates pith obtains (--acme).\n"
+#define ACME_USAGE                                                                                 \
+    "      --acme EMAIL          automatic HTTPS: obtain and renew a certificate with ACME\n"      \
+    "                            for every site name without a tls-cert of its own\n"              \
+    "                            (validated over tls-alpn-01 on the TLS port, or http-01\n"        \
+    "                            on the plain port; EMAIL is the account's contact)\n"             \
+    "      --acme-ca URL         the CA's directory (default Let's Encrypt,\n"                     \
+    "                            " CONFIG_ACME_CA_DEFAULT ";\n"                                    \
+    "                            staging: " CONFIG_ACME_CA_STAGING ")\n"                           \
+    "      --acme-ca-root FILE   trust this PEM root for the CA's API (a private CA)\n"            \
+    "      --acme-dir DIR        the account key and certificates (default\n"                      \
+    "                            " CONFIG_ACME_DIR_DEFAULT ")\n"
+#define ACME_EXAMPLE                                                                               \
+    "  pith --acme you@example.com --port 80 --tls-port 443 --redirect-http \\\n"                  \
+    "       --site example.com,www.example.com=/srv/www\n"
+#endif
+
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
     "       pith compress [OPTIONS] ROOT   write .br/.zst/.gz variants of the files under\n"
-    "                                      ROOT (full build; pith compress --help)\n"
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1, and over\n"
-    "HTTPS with --tls-cert and --tls-key.\n"
-    "\n"
+    "                                      ROOT (full build; pith compress --help)\n" INTRO "\n"
     "Options (ranges in brackets):\n"
     "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
     "                            printed at start)\n"
@@ -105,7 +132,7 @@ static const char usage[] =
     "      --http2 on|off        HTTP/2: ALPN h2 on the TLS port, h2c by prior knowledge\n"
     "                            on the plain port (default on)\n"
     "      --h2-max-streams N    concurrent HTTP/2 streams per connection [1..1000]\n"
-    "                            (default 100)\n"
+    "                            (default 100)\n" ACME_USAGE
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"
@@ -122,8 +149,8 @@ static const char usage[] =
     "  pith --check --port 80 --user www-data /srv/www\n"
     "  pith --fallback /index.html --clean-urls --error-page 404=/404.html --cors ./dist\n"
     "  pith --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http /srv/www\n"
-    "  pith --site example.com,www.example.com=/srv/www --site '*.example.org=/srv/org'\n"
-    "\n"
+    "  pith --site example.com,www.example.com=/srv/www --site "
+    "'*.example.org=/srv/org'\n" ACME_EXAMPLE "\n"
     "Signals: TERM/INT finish responses in flight and exit (a second one exits at once);\n"
     "HUP and USR1 reopen the log file; HUP also reloads the TLS certificates and keys,\n"
     "and with --config reads the file again (the workers are replaced; a bad file\n"

@@ -32,12 +32,13 @@ void h1_encode_head(struct buf *b, const struct response *r, const struct h1_con
         .body = !no_content && !r->no_body,
     };
     respond_status_line(b, r->status);
-    respond_field_span(b, SPAN_LIT("Date"), cx->date);
+    respond_field_span(b, FIELD(DATE)->h1, cx->date);
     if (cx->server.n)
-        respond_field_span(b, SPAN_LIT("Server"), cx->server);
+        respond_field_span(b, FIELD(SERVER)->h1, cx->server);
     for (unsigned i = 0; i < r->nfields; i++)
-        respond_field_span(b, r->field[i].name, r->field[i].value);
-    buf_put_span(b, cx->extra);
+        respond_field_span(b, r->field[i].name->h1, r->field[i].value);
+    for (unsigned i = 0; i < cx->nextra; i++)
+        respond_field_span(b, cx->extra[i].name->h1, cx->extra[i].value);
     if (!no_content) {
         if (r->length_known) {
             buf_put(b, "Content-Length: ", 16);

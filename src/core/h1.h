@@ -20,11 +20,12 @@
 
 /* What the connection and the request contribute to a head. */
 struct h1_context {
-    struct span date;   /* the Date value (IMF-fixdate) */
-    struct span server; /* the Server value; empty: no Server field */
-    struct span extra;  /* more fields, HTTP/1 form ("Name: value\r\n"...), after r's */
-    int minor;          /* the request's HTTP/1.<minor>, 0 or 1 */
-    bool keep_alive;    /* the request allows the connection to persist */
+    struct span date;                   /* the Date value (IMF-fixdate) */
+    struct span server;                 /* the Server value; empty: no Server field */
+    const struct response_field *extra; /* more fields, after r's (the site's, HSTS) */
+    unsigned nextra;
+    int minor;       /* the request's HTTP/1.<minor>, 0 or 1 */
+    bool keep_alive; /* the request allows the connection to persist */
 };
 
 struct h1_head {

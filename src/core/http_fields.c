@@ -15,13 +15,6 @@
 #include "bytes.h"
 #include "target.h"
 
-/* What the framing fields said, gathered before a verdict. */
-struct framing {
-    bool cl_seen, te_seen, te_unknown, te_chunked;
-    unsigned te_count;
-    uint64_t cl;
-};
-
 enum field_id {
     F_OTHER,
     F_HOST,
@@ -135,7 +128,7 @@ static int list_add(struct span_list *l, struct span v)
 
 /* Content-Length = 1*DIGIT (RFC 9110 §8.6). A repeat is refused even when
  * equal, as it could only come from a proxy that merged two messages. */
-static int content_length(struct span v, struct framing *fr)
+static int content_length(struct span v, struct http_framing *fr)
 {
     uint64_t len;
     if (fr->cl_seen || !u64_parse(v, &len))
@@ -163,7 +156,7 @@ static bool coding_known(struct span c)
 /* Transfer-Encoding = #transfer-coding (RFC 9112 §6.1), possibly on several
  * lines: counts the codings, notes an unknown one and whether the only one
  * is "chunked". */
-static int transfer_encoding(struct span v, struct framing *fr)
+static int transfer_encoding(struct span v, struct http_framing *fr)
 {
     struct span e;
     size_t i = 0;
@@ -179,7 +172,7 @@ static int transfer_encoding(struct span v, struct framing *fr)
 
 /* The verdict on a request's framing (RFC 9112 §6.1, §6.3): 0 and
  * *has_body, or the status to refuse it with. */
-static int framing_verdict(const struct framing *fr, int minor, bool *has_body)
+static int framing_verdict(const struct http_framing *fr, int minor, bool *has_body)
 {
     *has_body = false;
     if (fr->te_seen) {
@@ -198,10 +191,6 @@ static int framing_verdict(const struct framing *fr, int minor, bool *has_body)
     return 0;
 }
 
-struct conn_tokens {
-    bool close, keep_alive;
-};
-
 /* Host = uri-host [ ":" port ] (RFC 9110 §7.2). */
 static int host(struct span v, struct http_info *out)
 {
@@ -214,7 +203,7 @@ static int host(struct span v, struct http_info *out)
 
 /* Connection = #connection-option, tokens compared case-insensitively
  * (RFC 9110 §7.6.1); options other than these two are ignored. */
-static void connection(struct span v, struct conn_tokens *t)
+static void connection(struct span v, struct http_framing *t)
 {
     struct span e;
     size_t i = 0;
@@ -226,14 +215,14 @@ static void connection(struct span v, struct conn_tokens *t)
     }
 }
 
-static int field_apply(enum field_id id, struct span v, struct http_info *out, struct framing *fr,
-                       struct conn_tokens *conn)
+static int field_apply(enum field_id id, struct span v, struct http_info *out)
 {
+    struct http_framing *fr = &out->framing;
     switch (id) {
     case F_HOST: return host(v, out);
     case F_CONTENT_LENGTH: return content_length(v, fr);
     case F_TRANSFER_ENCODING: return transfer_encoding(v, fr);
-    case F_CONNECTION: connection(v, conn); return 0;
+    case F_CONNECTION: connection(v, fr); return 0;
     case F_IF_MATCH: return list_add(&out->if_match, v);
     case F_IF_NONE_MATCH: return list_add(&out->if_none_match, v);
     case F_ACCEPT_ENCODING: return list_add(&out->accept_encoding, v);
@@ -256,28 +245,41 @@ static bool method_takes_no_body(enum http_method m)
     return m == HTTP_METHOD_GET || m == HTTP_METHOD_HEAD || m == HTTP_METHOD_OPTIONS;
 }
 
-int http_fields_analyze(const struct http_request *req, struct http_info *out)
+void http_fields_begin(struct http_info *out)
 {
-    struct framing fr = {0};
-    struct conn_tokens conn = {false, false};
     *out = (struct http_info){0};
-    for (size_t i = 0; i < req->nfields; i++) {
-        const struct http_field *f = &req->fields[i];
-        int r = field_apply(field_lookup(f->name), f->value, out, &fr, &conn);
-        if (r < 0)
-            return r;
-    }
-    int r = framing_verdict(&fr, req->minor, &out->has_body);
+}
+
+int http_fields_add(struct http_info *out, struct span name, struct span value)
+{
+    return field_apply(field_lookup(name), value, out);
+}
+
+int http_fields_end(struct http_info *out, enum http_method method, int minor)
+{
+    const struct http_framing *fr = &out->framing;
+    int r = framing_verdict(fr, minor, &out->has_body);
     if (r < 0)
         return r;
-    if (out->has_body && method_takes_no_body(req->method_id))
+    if (out->has_body && method_takes_no_body(method))
         return -400;
     /* RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request
      * without Host; more than one is refused for every version. */
-    if (req->minor == 1 && !out->has_host)
+    if (minor == 1 && !out->has_host)
         return -400;
     /* RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only when asked to.
      * A body is never read, so its connection cannot persist. */
-    out->keep_alive = !conn.close && (req->minor == 1 || conn.keep_alive) && !out->has_body;
+    out->keep_alive = !fr->close && (minor == 1 || fr->keep_alive) && !out->has_body;
     return 0;
+}
+
+int http_fields_analyze(const struct http_request *req, struct http_info *out)
+{
+    http_fields_begin(out);
+    for (size_t i = 0; i < req->nfields; i++) {
+        int r = http_fields_add(out, req->fields[i].name, req->fields[i].value);
+        if (r < 0)
+            return r;
+    }
+    return http_fields_end(out, req->method_id, req->minor);
 }

@@ -19,7 +19,17 @@ struct span_list {
     unsigned n;
 };
 
+/* What the framing and Connection fields said, gathered field by field
+ * before the verdicts of http_fields_end (private to http_fields.c). */
+struct http_framing {
+    bool cl_seen, te_seen, te_unknown, te_chunked;
+    bool close, keep_alive; /* Connection's tokens */
+    unsigned te_count;
+    uint64_t cl;
+};
+
 struct http_info {
+    struct http_framing framing;
     bool has_host;
     struct span host; /* the Host value (may be empty) */
     bool keep_alive;  /* the connection may persist after this exchange */
@@ -32,7 +42,8 @@ struct http_info {
 };
 
 /*
- * Interprets req's fields.
+ * Interprets req's fields: http_fields_begin, http_fields_add for each, then
+ * http_fields_end; the first refusal wins.
  *
  * Returns 0, or a negative status when the request must be refused and the
  * connection closed:
@@ -51,6 +62,17 @@ struct http_info {
  * a "keep-alive" token and no "close"; never with a body.
  */
 int http_fields_analyze(const struct http_request *req, struct http_info *out);
+
+/* The same analysis one field at a time, for a protocol whose fields arrive
+ * decoded (HTTP/2, HTTP/3): begin, then add each field as it comes (0, or
+ * -400 for a field that refuses the request: a bad Host, a repeated
+ * singleton or Content-Length, a list on too many lines), then end once
+ * the method and version are known (0, -400 or -501: the framing and Host
+ * rules above). The verdicts are http_fields_analyze's, field for field;
+ * the spans kept in out point to the values given, which must outlive it. */
+void http_fields_begin(struct http_info *out);
+int http_fields_add(struct http_info *out, struct span name, struct span value);
+int http_fields_end(struct http_info *out, enum http_method method, int minor);
 
 /* True when `value` (a comma-separated list, possibly on several lines)
  * contains `token`, compared case-insensitively. */

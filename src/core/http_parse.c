@@ -103,8 +103,10 @@ static long skip_empty_lines(const char *p, size_t n, size_t *q)
 }
 
 /* Exact, case-sensitive method names (RFC 9110 §9.1). */
-static enum http_method method_id(const char *p, size_t n)
+enum http_method http_method_of(struct span method)
 {
+    const char *p = method.p;
+    size_t n = method.n;
     switch (n) {
     case 3:
         if (mem_eq(p, "GET", 3))
@@ -191,7 +193,7 @@ static long parse_request_line(const char *p, size_t n, size_t *q, struct http_r
     if (minor < 0)
         return minor;
     req->minor = minor;
-    req->method_id = method_id(req->method.p, req->method.n);
+    req->method_id = http_method_of(req->method);
     *q = j + 2;
     return AVAILABLE;
 }
@@ -262,4 +264,30 @@ long http_parse_request(const char *p, size_t n, struct http_request *req)
     if (r <= 0)
         return r;
     return parse_fields(p, n, q, req);
+}
+
+int http_request_line_check(struct span method, struct span target)
+{
+    const size_t lim = HTTP_MAX_REQUEST_LINE; /* the first offset past the limit */
+    size_t j = 0;
+    while (j < method.n && j <= lim && (cls[(unsigned char)method.p[j]] & TCHAR))
+        j++;
+    if (j > lim)
+        return -414;
+    if (j == 0 || j < method.n)
+        return -400;
+    size_t t = method.n + 1, k = 0; /* the target's offset in the line */
+    while (k < target.n && t + k <= lim && (cls[(unsigned char)target.p[k]] & VCHAR))
+        k++;
+    if (t + k > lim)
+        return -414;
+    if (k == 0 || k < target.n)
+        return -400;
+    /* " HTTP/1.1" must end within the limit too */
+    return t + target.n + 9 > lim ? -414 : 0;
+}
+
+bool http_field_value_ok(struct span value)
+{
+    return scan(value.p, 0, value.n, VALUE) == value.n;
 }

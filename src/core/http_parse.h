@@ -97,7 +97,24 @@ struct http_request {
  */
 long http_parse_request(const char *p, size_t n, struct http_request *req);
 
+/* The method's identity (exact, case-sensitive names; RFC 9110 §9.1). */
+enum http_method http_method_of(struct span method);
+
 /* True when c may appear in a token (RFC 9110 §5.6.2 tchar). */
 bool http_is_tchar(unsigned char c);
+
+/* For the protocols whose requests arrive as decoded fields (HTTP/2,
+ * HTTP/3): the verdicts http_parse_request would reach on the same request
+ * written as HTTP/1.1, so that every protocol refuses the same requests.
+ *
+ * http_request_line_check: the request line "method SP target SP HTTP/1.1"
+ * (0, -400 or -414, decided as the parser decides it, left to right: a
+ * method that is not a token or a target that is not 1*VCHAR is 400 where
+ * the bad byte lies within HTTP_MAX_REQUEST_LINE, and a line longer than
+ * that is 414).
+ * http_field_value_ok: a field value holds only what a field line may
+ * (field-vchar, obs-text, SP, HTAB); anything else is the parser's 400. */
+int http_request_line_check(struct span method, struct span target);
+bool http_field_value_ok(struct span value);
 
 #endif

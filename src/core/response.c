@@ -8,10 +8,15 @@
 #include "bytes.h"
 #include "respond.h"
 
-void response_add(struct response *r, const char *name, struct span value)
+#define FIELD_NAME_DEF(id, h1, lower)                                                              \
+    const struct field_name field_name_##id = FIELD_NAME_INIT(h1, lower);
+FIELD_NAME_LIST(FIELD_NAME_DEF)
+#undef FIELD_NAME_DEF
+
+void response_add(struct response *r, const struct field_name *name, struct span value)
 {
     PITH_ASSERT(r->nfields < RESPONSE_FIELDS_MAX);
-    r->field[r->nfields++] = (struct response_field){span_make(name, cstr_len(name)), value};
+    r->field[r->nfields++] = (struct response_field){name, value};
 }
 
 bool response_status_has_no_content(int status)
@@ -22,5 +27,5 @@ bool response_status_has_no_content(int status)
 void field_block_encode_h1(struct buf *b, const struct field_block *fb)
 {
     for (unsigned i = 0; i < fb->n; i++)
-        respond_field_span(b, fb->f[i].name, fb->f[i].value);
+        respond_field_span(b, fb->f[i].name->h1, fb->f[i].value);
 }

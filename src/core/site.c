@@ -78,19 +78,20 @@ site_error site_add_header(struct site *s, struct span spec)
             return "the pattern before '=' is not a valid glob";
         name_at = eq + 1;
     }
-    h.name = span_make(spec.p + name_at, colon - name_at);
-    if (!h.name.n)
+    struct span name = span_make(spec.p + name_at, colon - name_at);
+    if (!name.n)
         return "the field name is empty";
-    for (size_t i = 0; i < h.name.n; i++)
-        if (!is_tchar(h.name.p[i]))
+    for (size_t i = 0; i < name.n; i++)
+        if (!is_tchar(name.p[i]))
             return "the field name is not a token (RFC 9110 5.6.2)";
-    if (owned_name(h.name))
+    if (owned_name(name))
         return "pith writes this field itself (see pith(1), --header)";
+    h.name.h1 = name; /* no lowercase form: HTTP/2's and HTTP/3's libraries make one */
     struct span raw = span_make(spec.p + colon + 1, spec.n - colon - 1);
     if (!value_ok(raw))
         return "the value may hold only visible ASCII, spaces and tabs (no CR, LF, NUL)";
     h.value = span_trim_ows(raw);
-    size_t bytes = h.name.n + 2 + h.value.n + 2;
+    size_t bytes = name.n + 2 + h.value.n + 2;
     if (s->nheaders == SITE_HEADERS_MAX)
         return "more than 16 --header fields";
     if (s->header_bytes + bytes > SITE_FIELD_BYTES_MAX)
@@ -155,7 +156,7 @@ site_error site_add_page(struct site *s, struct span spec)
 site_error site_check(const struct site *s)
 {
     for (unsigned i = 0; s->cors && i < s->nheaders; i++) {
-        struct span n = s->header[i].name;
+        struct span n = s->header[i].name.h1;
         if (n.n >= 15 && span_eq_nocase_cstr(span_make(n.p, 15), "Access-Control-"))
             return "--cors writes the Access-Control-* fields itself";
     }
@@ -178,42 +179,34 @@ const char *site_page_for(const struct site *s, int status)
 /* Response fields beyond the CORS-safelisted ones a script may read. */
 #define CORS_EXPOSE_HEADERS "Content-Range, Accept-Ranges, ETag, Content-Length"
 
-static void put_field(struct buf *b, const char *name, struct span value)
+unsigned site_fields(const struct site *s, int status, enum site_method m, struct span name,
+                     struct response_field *out)
 {
-    buf_put_cstr(b, name);
-    buf_put(b, ": ", 2);
-    buf_put_span(b, value);
-    buf_put(b, "\r\n", 2);
-}
-
-void site_fields(const struct site *s, int status, enum site_method m, struct span name,
-                 struct buf *b)
-{
+    unsigned n = 0;
+#define PUT(id, v) (out[n++] = (struct response_field){FIELD(id), SPAN_LIT(v)})
     if (s->cors && m == SITE_GET_HEAD) {
-        put_field(b, "Access-Control-Allow-Origin", SPAN_LIT("*"));
-        put_field(b, "Access-Control-Expose-Headers", SPAN_LIT(CORS_EXPOSE_HEADERS));
+        PUT(ACAO, "*");
+        PUT(ACEH, CORS_EXPOSE_HEADERS);
     } else if (s->cors && m == SITE_OPTIONS) {
         /* Fetch §3.2.3 (CORS-preflight response): "*" is valid for
          * requests without credentials, the only kind a static site
          * needs; Max-Age spares a preflight per request (browsers cap
          * it: Chromium at 2 hours). Same answer for every origin and
          * every requested header, so no Vary. */
-        put_field(b, "Access-Control-Allow-Origin", SPAN_LIT("*"));
-        put_field(b, "Access-Control-Allow-Methods", SPAN_LIT("GET, HEAD, OPTIONS"));
-        put_field(b, "Access-Control-Allow-Headers", SPAN_LIT(CORS_ALLOW_HEADERS));
-        put_field(b, "Access-Control-Max-Age", SPAN_LIT("7200"));
+        PUT(ACAO, "*");
+        PUT(ACAM, "GET, HEAD, OPTIONS");
+        PUT(ACAH, CORS_ALLOW_HEADERS);
+        PUT(ACMA, "7200");
     }
+#undef PUT
     if (status < 200 || status >= 400)
-        return;
+        return n;
     for (unsigned i = 0; i < s->nheaders; i++) {
         const struct site_header *h = &s->header[i];
-        if (h->glob.n && !(name.n && glob_match(h->glob, name)))
-            continue;
-        buf_put_span(b, h->name);
-        buf_put(b, ": ", 2);
-        buf_put_span(b, h->value);
-        buf_put(b, "\r\n", 2);
+        if (!h->glob.n || (name.n && glob_match(h->glob, name)))
+            out[n++] = (struct response_field){&h->name, h->value};
     }
+    return n;
 }
 
 static struct span last_segment(struct span path)

@@ -12,6 +12,7 @@
 #define PITH_SITE_H
 
 #include "core.h"
+#include "response.h"
 
 #define SITE_HEADERS_MAX     16
 #define SITE_PAGES_MAX       8
@@ -19,9 +20,9 @@
 #define SITE_FIELD_BYTES_MAX 2048 /* all --header fields together, as sent */
 
 struct site_header {
-    struct span glob;  /* empty: every response; else the file name's pattern */
-    struct span name;  /* a token, not one pith writes itself */
-    struct span value; /* visible ASCII, SP, HTAB; no leading or trailing blank */
+    struct span glob;       /* empty: every response; else the file name's pattern */
+    struct field_name name; /* a token, not one pith writes itself (no lowercase form) */
+    struct span value;      /* visible ASCII, SP, HTAB; no leading or trailing blank */
 };
 
 struct site_page {
@@ -72,14 +73,16 @@ enum site_method {
     SITE_OTHER, /* also: a request rejected before its method was known */
 };
 
-/* Appends the extra fields of a response (HTTP/1 form, "Name: value\r\n"
- * each) to b: the --header fields on 2xx and 3xx responses (304 included,
+/* The extra fields of a response, in order, into out (room for
+ * SITE_FIELDS_MAX; the values point into s or are constants); returns
+ * their count: the --header fields on 2xx and 3xx responses (304 included,
  * errors not: nginx's add_header without "always") whose glob matches
  * name (the served file's base name; empty: only unscoped ones), and with
  * --cors, Access-Control-Allow-Origin and -Expose-Headers on every answer
  * to GET and HEAD, and the preflight's fields on an OPTIONS answer. */
-void site_fields(const struct site *s, int status, enum site_method m, struct span name,
-                 struct buf *b);
+#define SITE_FIELDS_MAX (SITE_HEADERS_MAX + 4)
+unsigned site_fields(const struct site *s, int status, enum site_method m, struct span name,
+                     struct response_field *out);
 
 /* Whether a GET/HEAD of the normalized path (no file there) is answered
  * with the fallback: only when no segment starts with '.' and the last has

@@ -42,12 +42,12 @@ static struct response resp; /* its head, until head() encodes it */
 
 /* ---- the writer: the full build's encoder, h1.c ---------------------------------- */
 
-static void field(const char *name, struct span v)
+static void field(const struct field_name *name, struct span v)
 {
     response_add(&resp, name, v);
 }
 
-static void field_c(const char *name, const char *v)
+static void field_c(const struct field_name *name, const char *v)
 {
     field(name, span_make(v, cstr_len(v)));
 }
@@ -71,6 +71,7 @@ static void head(struct rconn *c, int64_t len, bool block)
         mem_copy(fb.f, resp.field, resp.nfields * sizeof *resp.field);
         fb.n = resp.nfields;
         fb.h1 = (struct span){0};
+        fb.lasting = false;
         resp.nfields = 0;
         resp.block = &fb;
     }
@@ -79,7 +80,11 @@ static void head(struct rconn *c, int64_t len, bool block)
     resp.no_body = c->head_only;
     resp.close = c->close_after || draining;
     struct h1_context cx = {
-        span_make(date, DATE_IMF_LEN), SPAN_LIT(SERVER), {0}, c->minor, c->keep_alive};
+        .date = span_make(date, DATE_IMF_LEN),
+        .server = SPAN_LIT(SERVER),
+        .minor = c->minor,
+        .keep_alive = c->keep_alive,
+    };
     struct h1_head h;
     h1_encode_head(&ob, &resp, &cx, &h);
     buf_put_span(&ob, h.tail);
@@ -88,20 +93,21 @@ static void head(struct rconn *c, int64_t len, bool block)
 }
 
 /* The small HTML answer (reply.c's reply_small and reply_error). */
-static void small(struct rconn *c, int status, const char *name, struct span v, bool cacheable)
+static void small(struct rconn *c, int status, const struct field_name *name, struct span v,
+                  bool cacheable)
 {
     if (respond_status_closes(status))
         c->close_after = true;
     if (status == 405 && !name) {
-        name = "Allow";
+        name = FIELD(ALLOW);
         v = SPAN_LIT(ALLOW);
     }
     begin(c, status);
-    field_c("Content-Type", "text/html; charset=utf-8");
+    field_c(FIELD(CONTENT_TYPE), "text/html; charset=utf-8");
     if (name)
         field(name, v);
     if (cacheable)
-        field_c("Cache-Control", router.cache_control);
+        field_c(FIELD(CACHE_CONTROL), router.cache_control);
     size_t n = respond_error_body_len(status);
     head(c, (int64_t)n, false);
     if (!c->head_only) {
@@ -118,7 +124,7 @@ static void error(struct rconn *c, int status)
 static void allow(struct rconn *c)
 {
     begin(c, 204);
-    field("Allow", SPAN_LIT(ALLOW));
+    field(FIELD(ALLOW), SPAN_LIT(ALLOW));
     head(c, 0, false);
 }
 
@@ -245,23 +251,23 @@ static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struc
         if (v == COND_FAILED)
             error(c, 412);
         else
-            small(c, 416, "Content-Range", span_make(cr, b.len), false);
+            small(c, 416, FIELD(CONTENT_RANGE), span_make(cr, b.len), false);
         return;
     }
     begin(c, v != COND_PROCEED ? 304 : n == 1 ? 206 : 200);
     if (c->status != 304)
-        field("Content-Type", mime_lookup(name));
+        field(FIELD(CONTENT_TYPE), mime_lookup(name));
     if (c->status == 206) {
         struct buf b = buf_make(cr, sizeof cr);
         range_content_range(&b, &r[0], st->size);
-        field("Content-Range", span_make(cr, b.len));
+        field(FIELD(CONTENT_RANGE), span_make(cr, b.len));
     }
     if (has_lm)
-        field("Last-Modified", span_make(lm_text, DATE_IMF_LEN));
-    field("ETag", etag);
-    field("Cache-Control", cc);
+        field(FIELD(LAST_MODIFIED), span_make(lm_text, DATE_IMF_LEN));
+    field(FIELD(ETAG), etag);
+    field(FIELD(CACHE_CONTROL), cc);
     if (c->status != 304)
-        field("Accept-Ranges", SPAN_LIT("bytes"));
+        field(FIELD(ACCEPT_RANGES), SPAN_LIT("bytes"));
     uint64_t first = c->status == 206 ? r[0].first : 0;
     uint64_t len = c->status == 206 ? r[0].last - r[0].first + 1 : st->size;
     head(c, (int64_t)len, c->status == 200); /* a 200: the fields are its block */
@@ -285,15 +291,15 @@ static void redirect(struct rconn *c, const struct target *t)
         return;
     }
     free_at += loc.len;
-    small(c, 301, "Location", span_make(loc.p, loc.len), true);
+    small(c, 301, FIELD(LOCATION), span_make(loc.p, loc.len), true);
 }
 
 static void listing_start(struct rconn *c, int dirfd)
 {
     begin(c, 200);
-    field_c("Content-Type", "text/html; charset=utf-8");
-    field_c("Cache-Control", "no-cache");
-    field_c("Vary", "Accept");
+    field_c(FIELD(CONTENT_TYPE), "text/html; charset=utf-8");
+    field_c(FIELD(CACHE_CONTROL), "no-cache");
+    field_c(FIELD(VARY), "Accept");
     head(c, -1, false);
     if (c->head_only) {
         sys_close(dirfd);

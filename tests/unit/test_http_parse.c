@@ -362,6 +362,113 @@ static void test_tchar(void)
     unit_gen_end();
 }
 
+/* The verdict http_parse_request reaches on "method SP target SP HTTP/1.1"
+ * and an empty field section: 0 when it accepts the head. */
+static long parsed_line_verdict(const char *m, size_t mn, const char *t, size_t tn)
+{
+    static char line[2 * HTTP_MAX_REQUEST_LINE + 64];
+    size_t n = 0;
+    memcpy(line, m, mn), n += mn;
+    line[n++] = ' ';
+    memcpy(line + n, t, tn), n += tn;
+    memcpy(line + n, " HTTP/1.1\r\n\r\n", 13), n += 13;
+    struct http_request req;
+    long r = http_parse_request(line, n, &req);
+    return r > 0 ? 0 : r;
+}
+
+/* http_request_line_check gives the parser's verdict on the same line, for
+ * HTTP/2's and HTTP/3's requests: lengths around the limit, and a bad byte
+ * in the method or target at each place around it. */
+static void test_request_line_check(void)
+{
+    static char method[HTTP_MAX_REQUEST_LINE + 8], target[2 * HTTP_MAX_REQUEST_LINE];
+    memset(method, 'G', sizeof method);
+    memset(target, 'a', sizeof target);
+    target[0] = '/';
+    static const size_t mlens[] = {1,
+                                   3,
+                                   7,
+                                   100,
+                                   HTTP_MAX_REQUEST_LINE - 12,
+                                   HTTP_MAX_REQUEST_LINE - 1,
+                                   HTTP_MAX_REQUEST_LINE,
+                                   HTTP_MAX_REQUEST_LINE + 1};
+    /* Not SP: in HTTP/1 text a space ends the token, so what follows it is
+     * judged as the next part (often 414 past the limit); a decoded :path
+     * holding one is simply not 1*VCHAR (400, the hand-written case below). */
+    static const unsigned char bad[] = {0x00, 0x7f, 0x80, '"', '\r', '\t'};
+    unsigned wrong = 0, cases = 0;
+    unit_gen_begin();
+    for (size_t i = 0; i < ARRAY_LEN(mlens); i++) {
+        size_t mn = mlens[i];
+        size_t fit = HTTP_MAX_REQUEST_LINE - 10 - (mn < HTTP_MAX_REQUEST_LINE - 10 ? mn : 0);
+        size_t tlens[] = {1, 2, fit > 2 ? fit - 1 : 1, fit, fit + 1, fit + 2, fit + 9, fit + 10};
+        for (size_t j = 0; j < ARRAY_LEN(tlens); j++) {
+            size_t tn = tlens[j];
+            if (tn > sizeof target)
+                continue;
+            long want = parsed_line_verdict(method, mn, target, tn);
+            long got = http_request_line_check(span_make(method, mn), span_make(target, tn));
+            wrong += got != want, cases++;
+            if (got != want)
+                fprintf(stderr, "line check: method %zu, target %zu: got %ld, want %ld\n", mn, tn,
+                        got, want);
+            /* a bad byte at a few places of the target and the method */
+            size_t at[] = {0, tn / 2, tn - 1};
+            for (size_t k = 0; k < ARRAY_LEN(at); k++) {
+                for (size_t b = 0; b < ARRAY_LEN(bad); b++) {
+                    char keep = target[at[k]];
+                    target[at[k]] = (char)bad[b];
+                    want = parsed_line_verdict(method, mn, target, tn);
+                    got = http_request_line_check(span_make(method, mn), span_make(target, tn));
+                    target[at[k]] = keep;
+                    wrong += got != want, cases++;
+                    if (got != want)
+                        fprintf(stderr, "T m%zu t%zu at %zu byte %02x: got %ld want %ld\n", mn, tn,
+                                at[k], bad[b], got, want);
+                    size_t am = at[k] < mn ? at[k] : mn - 1;
+                    keep = method[am];
+                    method[am] = (char)bad[b];
+                    want = parsed_line_verdict(method, mn, target, tn);
+                    got = http_request_line_check(span_make(method, mn), span_make(target, tn));
+                    method[am] = keep;
+                    wrong += got != want, cases++;
+                    if (got != want)
+                        fprintf(stderr, "M m%zu t%zu at %zu byte %02x: got %ld want %ld\n", mn, tn,
+                                am, bad[b], got, want);
+                }
+            }
+        }
+    }
+    CHECK_LONG(wrong, 0, "http_request_line_check agrees with the parser");
+    CHECK(cases > 1000, "the cross-check ran");
+    unit_gen_end();
+    CHECK_LONG(http_request_line_check(SPAN_LIT(""), SPAN_LIT("/")), -400, "an empty method");
+    CHECK_LONG(http_request_line_check(SPAN_LIT("GET"), SPAN_LIT("")), -400, "an empty target");
+    CHECK_LONG(http_request_line_check(SPAN_LIT("GET"), SPAN_LIT("/a b")), -400, "a space");
+    CHECK_LONG(http_request_line_check(SPAN_LIT("GET"), SPAN_LIT("/")), 0, "GET /");
+}
+
+/* http_field_value_ok admits exactly the bytes a field line's value may hold. */
+static void test_field_value_ok(void)
+{
+    unsigned wrong = 0;
+    for (unsigned c = 0; c < 256; c++) {
+        char head[64];
+        int n = snprintf(head, sizeof head, "GET / HTTP/1.1\r\nHost: a\r\nX: a%cb\r\n\r\n", 'Z');
+        head[n - 7] = (char)c; /* the byte between "a" and "b" */
+        struct http_request req;
+        bool want = http_parse_request(head, (size_t)n, &req) > 0;
+        char v[3] = {'a', (char)c, 'b'};
+        wrong += http_field_value_ok(span_make(v, 3)) != want;
+    }
+    unit_gen_begin();
+    CHECK_LONG(wrong, 0, "http_field_value_ok agrees with the parser for all 256 bytes");
+    unit_gen_end();
+    CHECK(http_field_value_ok(SPAN_LIT("")), "an empty value");
+}
+
 int main(void)
 {
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
@@ -373,5 +480,7 @@ int main(void)
     test_higher_minor();
     test_methods();
     test_tchar();
+    test_request_line_check();
+    test_field_value_ok();
     return unit_done();
 }

@@ -4,6 +4,7 @@
  * parsers' verdicts, which fields go on which response, and the fallback
  * and clean-URL decisions, row by row.
  */
+#include "core/respond.h"
 #include "core/site.h"
 #include "unit.h"
 
@@ -46,6 +47,18 @@ test_header_parse(void)
     CHECK_MEM(s.header[0].value.p, s.header[0].value.n, "spaced value", 12, "OWS trimmed");
 }
 
+/* The fields site_fields gives, in their HTTP/1 form, into out. */
+static size_t fields_text(const struct site *s, int status, enum site_method m, struct span name,
+                          char *out, size_t cap)
+{
+    struct response_field f[SITE_FIELDS_MAX];
+    unsigned n = site_fields(s, status, m, name, f);
+    struct buf b = buf_make(out, cap);
+    for (unsigned i = 0; i < n; i++)
+        respond_field_span(&b, f[i].name->h1, f[i].value);
+    return b.len;
+}
+
 static void test_fields(void)
 {
     struct site s;
@@ -53,23 +66,26 @@ static void test_fields(void)
     site_add_header(&s, S("X-All: 1"));
     site_add_header(&s, S("*.js=X-Js: 2"));
     char out[4096];
-    struct buf b = buf_make(out, sizeof out);
-    site_fields(&s, 200, SITE_GET_HEAD, S("app.js"), &b);
-    CHECK_MEM(out, b.len, "X-All: 1\r\nX-Js: 2\r\n", 19, "both on a 200 of app.js");
-    b = buf_make(out, sizeof out);
-    site_fields(&s, 304, SITE_GET_HEAD, S("a.css"), &b);
-    CHECK_MEM(out, b.len, "X-All: 1\r\n", 10, "only the unscoped one on a.css");
-    b = buf_make(out, sizeof out);
-    site_fields(&s, 404, SITE_GET_HEAD, S("app.js"), &b);
-    CHECK_LONG((long)b.len, 0, "none on an error");
+    size_t n = fields_text(&s, 200, SITE_GET_HEAD, S("app.js"), out, sizeof out);
+    CHECK_MEM(out, n, "X-All: 1\r\nX-Js: 2\r\n", 19, "both on a 200 of app.js");
+    n = fields_text(&s, 304, SITE_GET_HEAD, S("a.css"), out, sizeof out);
+    CHECK_MEM(out, n, "X-All: 1\r\n", 10, "only the unscoped one on a.css");
+    n = fields_text(&s, 404, SITE_GET_HEAD, S("app.js"), out, sizeof out);
+    CHECK_LONG((long)n, 0, "none on an error");
     s.cors = true;
-    b = buf_make(out, sizeof out);
-    site_fields(&s, 404, SITE_GET_HEAD, S(""), &b);
-    CHECK(b.len > 30 && memcmp(out, "Access-Control-Allow-Origin: *\r\n", 32) == 0,
+    n = fields_text(&s, 404, SITE_GET_HEAD, S(""), out, sizeof out);
+    CHECK(n > 30 && memcmp(out, "Access-Control-Allow-Origin: *\r\n", 32) == 0,
           "CORS on an error to GET");
-    b = buf_make(out, sizeof out);
-    site_fields(&s, 405, SITE_OTHER, S(""), &b);
-    CHECK_LONG((long)b.len, 0, "no CORS for other methods");
+    n = fields_text(&s, 405, SITE_OTHER, S(""), out, sizeof out);
+    CHECK_LONG((long)n, 0, "no CORS for other methods");
+    n = fields_text(&s, 204, SITE_OPTIONS, S(""), out, sizeof out);
+    CHECK(n > 100 && memcmp(out, "Access-Control-Allow-Origin: *\r\n", 32) == 0,
+          "the preflight's fields on OPTIONS");
+    struct response_field f[SITE_FIELDS_MAX];
+    site_fields(&s, 200, SITE_GET_HEAD, S("app.js"), f);
+    CHECK_MEM(f[0].name->lower.p, f[0].name->lower.n, "access-control-allow-origin", 27,
+              "pith's own names have their lowercase form");
+    CHECK_LONG((long)f[2].name->lower.n, 0, "an operator's name has none (the library's copy)");
     CHECK(site_check(&s) == NULL, "no conflict");
     site_add_header(&s, S("access-control-max-age: 1"));
     CHECK(site_check(&s) != NULL, "--cors and an Access-Control-* --header");

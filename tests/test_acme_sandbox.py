@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""Automatic HTTPS (issue 35): the ACME process is confined on its own
+(seccomp and NoNewPrivs in /proc, and it still orders over a CA URL with a
+host name, so its resolver thread and Landlock's port rule are exercised),
+and no worker can read the account key (the test build's open-outside
+hook, pointed at it, is refused by the worker's Landlock)."""
+
+import glob
+import os
+import re
+
+import pytest
+
+import http_raw
+from acmeutil import Pebble, loopback_name, served, wait_for
+from conftest import free_port, hook_bin, listening_ports, proc_children
+
+pytestmark = pytest.mark.full_only("ACME")
+
+
+def status_field(pid, name):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split()[1]
+    return None
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def test_acme_process_confined_and_account_key_unreadable_from_a_worker(pith, tmp_path):
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "who.txt").write_text("a\n")
+    hp, tp = free_port(), free_port()
+    p = Pebble(tmp_path / "pebble", hp, tp).start()
+    try:
+        state = str(tmp_path / "state")
+        # A name the resolver thread resolves (libcurl answers "localhost"
+        # itself), so clone3, futex and the rest run under the filter.
+        host = loopback_name() or "localhost"
+        args = ["--acme", "ops@example.org", "--acme-ca", "https://%s:%d/dir" % (host, p.port),
+                "--acme-ca-root", p.cert, "--acme-dir", state]
+        key_glob = os.path.join(state, "accounts", "*.key")
+        srv = pith("--site", "a.test=%s" % root, "--port", str(hp), "--tls-port", str(tp), *args,
+                   root=False, binary=hook_bin(),
+                   env={"PITH_TEST_OPEN_OUTSIDE": os.path.join(state, "accounts",
+                                                               "%s-%d-dir.key" % (host, p.port))})
+        assert wait_for(lambda: "acme: a.test: obtained a certificate" in srv.stderr_text(), 30), \
+            srv.stderr_text()
+        assert glob.glob(key_glob)
+        # The ACME process is the child without listeners.
+        others = [c for c in proc_children(srv.pid) if not listening_ports(c)]
+        assert len(others) == 1, "no ACME process beside the workers"
+        for pid in others:
+            assert status_field(pid, "Seccomp") == "2"
+            assert status_field(pid, "NoNewPrivs") == "1"
+        # A worker asked to open the account key: Landlock says no (403),
+        # though the file exists and the worker runs as its owner.
+        r = http_raw.Conn(hp).exchange("GET", "/.pith-test/open-outside", host="a.test")
+        assert r.status == 403
+        assert wait_for(lambda: re.search(r"open outside the root \"[^\"]*accounts/%s-\d+"
+                                          r"-dir\.key\" failed: Permission denied" % re.escape(host),
+                                          srv.stderr_text()), 5), srv.stderr_text()
+        assert wait_for(lambda: served(tp, "a.test", p.root()), 5)
+        assert "was killed by signal" not in srv.stderr_text()
+    finally:
+        p.stop()
