@@ -18,6 +18,7 @@ import pytest
 import http_raw
 from acmeutil import Pebble, curl, served, wait_for
 from conftest import free_port
+from sdutil import Notify
 
 pytestmark = pytest.mark.full_only("ACME")
 
@@ -186,3 +187,31 @@ def test_renewal_goes_live_without_dropping_a_keepalive_connection(pith, ca, roo
         r = conn.exchange("GET", "/who.txt", host="a.test")
         assert r.status == 200 and r.body == b"site a\n"
     assert "TLS certificates and keys reloaded" in srv.stderr_text()
+
+
+def test_a_new_certificate_tells_systemd_reloading_then_ready(pith, ca, roots, tmp_path):
+    """A certificate the ACME process stores goes live as a HUP's reload
+    does, and systemd hears of it the same way: RELOADING=1, then READY=1
+    (tests/test_systemd_notify.py's socket). The CA is down at start, so the
+    certificate comes after the first READY=1."""
+    n = Notify(tmp_path)
+    p = ca()
+    p.stop_ca()
+    try:
+        srv = pith("--site", "a.test=%s" % roots["a"], "--port", str(p.http_port), "--tls-port",
+                   str(p.tls_port), *p.args(), root=False,
+                   env={"NOTIFY_SOCKET": n.env, "PITH_ACME_BACKOFF_S": "1"})
+        ready = n.wait_for("READY=1")
+        assert ready["MAINPID"] == str(srv.pid)
+        assert wait_for(lambda: "acme: a.test: no certificate this time" in srv.stderr_text(), 15)
+        assert not any("RELOADING=1" in m.split("\n") for m in n.messages)
+        p.start_ca()
+        assert obtained(srv, ("a.test",), timeout=40), srv.stderr_text()
+        reloading = n.wait_for("RELOADING=1", timeout=15)
+        assert "certificate" in reloading["STATUS"], reloading
+        again = n.wait_for("READY=1", timeout=15)
+        assert "MAINPID" not in again
+        assert "TLS certificates and keys reloaded" in srv.stderr_text()
+        assert wait_for(lambda: served(p.tls_port, "a.test", p.root()), 5)
+    finally:
+        n.close()
