@@ -163,13 +163,22 @@ struct acme_client;
 struct acme_client *acme_client_new(const struct settings *set, struct acme_shared *sh,
                                     EVP_PKEY *account);
 /* Obtains a certificate for name (slot: its challenge slot): the PEM key
- * and chain, checked, into a malloc'd *pem. 0, or -1 after logging why
- * (with *retry_after and *rate_limited from the CA's answer). */
-int acme_obtain(struct acme_client *c, unsigned slot, const char *name, char **pem, size_t *n,
-                long *retry_after, bool *rate_limited);
-/* ARI (RFC 9773): the suggested window for leaf, when the CA has a
- * renewalInfo resource. 0 with *start and *end, or -1. */
-int acme_ari(struct acme_client *c, X509 *leaf, int64_t *start, int64_t *end);
+ * and chain, checked, into a malloc'd *pem. old: the certificate it
+ * replaces (NULL: none), named in the order where the CA offers ARI (RFC
+ * 9773 §5). 0, or -1 after logging why (with *retry_after and
+ * *rate_limited from the CA's answer). */
+int acme_obtain(struct acme_client *c, unsigned slot, const char *name, X509 *old, char **pem,
+                size_t *n, long *retry_after, bool *rate_limited);
+/* ARI (RFC 9773 §4.2): the renewal window the CA suggests for leaf. */
+struct acme_window {
+    int64_t start, end; /* seconds since the epoch, start < end */
+    long retry_after;   /* seconds; -1: the answer named none */
+    char explain[256];  /* explanationURL, or "" */
+};
+#define ACME_ARI_NONE 1 /* the CA's directory has no renewalInfo */
+/* 0 with *w; ACME_ARI_NONE; or -1 with a sentence in why[cap] (the CA
+ * unreachable, an error status, an answer that is not a window). */
+int acme_ari(struct acme_client *c, X509 *leaf, struct acme_window *w, char *why, size_t cap);
 void acme_client_free(struct acme_client *c);
 
 /* ---- acme_sandbox.c ----------------------------------------------------------------- */
