@@ -39,7 +39,23 @@ TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
 AUTH_SRC   = src/server/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
 H2_SRC     = src/server/h2_conn.c src/server/h2_mem.c src/server/h2_stream.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS)
+# HTTP/3 (issue 34; src/http3/, H3_SRC): QUIC from ngtcp2 >= 1.11 with its GnuTLS crypto helper,
+# HTTP/3 and QPACK from nghttp3 >= 1.8 (Debian 12: bookworm-backports; Debian 13: main; see
+# scripts/deps). Found by pkg-config; without them pith builds without HTTP/3 and says so
+# (--version, the start line), and `--http3 on` exits 2 naming the packages.
+PKG_CONFIG ?= pkg-config
+H3_PKGS    = libngtcp2 >= 1.11 libngtcp2_crypto_gnutls >= 1.11 libnghttp3 >= 1.8 gnutls
+HTTP3     ?= $(shell $(PKG_CONFIG) --exists '$(H3_PKGS)' 2>/dev/null && echo yes || echo no)
+ifeq ($(HTTP3),yes)
+H3_SRC     = $(sort $(wildcard src/http3/*.c))
+H3_LIBS    = $(shell $(PKG_CONFIG) --libs '$(H3_PKGS)')
+CPPFLAGS_ALL += -DPITH_HTTP3=1 $(shell $(PKG_CONFIG) --cflags '$(H3_PKGS)')
+else
+H3_SRC     =
+H3_LIBS    =
+endif
+FULL_SRC  += $(H3_SRC)
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS) $(H3_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))

@@ -22,6 +22,7 @@
 #include "server/worker.h"
 
 #include "core/bytes.h"
+#include "http3/h3.h"
 #include "server/conn.h"
 #include "server/h2_conn.h"
 #include "server/lockdown.h"
@@ -167,14 +168,17 @@ static void start_drain(struct worker *w)
     for (uint32_t i = 0; i < w->next_unused; i++)
         if (w->conns[i].state != CONN_FREE)
             conn_drain(w, &w->conns[i]);
+    h3_drain(w);
 }
 
 void worker_signal(struct worker *w, int sig)
 {
     if (sig == SIGHUP || sig == SIGUSR1) {
         access_log_reopen(&w->log);
-        if (sig == SIGHUP)
+        if (sig == SIGHUP) {
             tls_worker_reload(w); /* new handshakes only */
+            h3_worker_reload(w);
+        }
     } else if (w->draining)
         w->exit_now = true; /* a second TERM/INT: exit at once */
     else
@@ -192,7 +196,7 @@ static int loop_timeout(struct worker *w)
 {
     if (tls_has_ready(w))
         return 0; /* bytes OpenSSL already holds are handed over first */
-    int t = timer_next_timeout(&w->wheel, w->now_ms);
+    int t = h3_timeout(w, timer_next_timeout(&w->wheel, w->now_ms));
     bool need_second = w->log.len || w->accept_retry_ms || w->draining;
     if (need_second && (t < 0 || t > 1000))
         t = w->draining ? 250 : 1000;
@@ -207,6 +211,7 @@ static void run_loop(struct worker *w)
             return;
         tls_run_ready(w);
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
+        h3_expire(w);
         reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
         if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
@@ -214,8 +219,8 @@ static void run_loop(struct worker *w)
             if (!w->draining && worker_can_accept(w))
                 worker_set_listening(w, true);
         }
-        if (w->draining &&
-            ((w->active == 0 && !w->loop->accept_busy(w)) || w->now_ms >= w->drain_deadline_ms))
+        if (w->draining && ((w->active == 0 && h3_active(w) == 0 && !w->loop->accept_busy(w)) ||
+                            w->now_ms >= w->drain_deadline_ms))
             return;
     }
 }
@@ -238,10 +243,11 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
     w->tls_listen_fd = srv->tls ? srv->tls_listen_fds[index] : -1;
+    w->udp_fd = srv->set.http3 ? srv->udp_fds[index] : -1;
     w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
     if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0) ||
-        h2_worker_init(w) < 0) {
+        h2_worker_init(w) < 0 || h3_worker_init(w) < 0) {
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
@@ -334,6 +340,8 @@ int worker_run(const struct server *srv, unsigned index)
         if (srv->tls && srv->tls_listen_fds[i] >= 0 &&
             srv->tls_listen_fds[i] != srv->tls_listen_fds[index])
             sys_close(srv->tls_listen_fds[i]);
+        if (srv->set.http3 && i != index && srv->udp_fds[i] >= 0)
+            sys_close(srv->udp_fds[i]); /* the master keeps the group whole (h3_udp.c) */
     }
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd); /* the status process's alone */
@@ -353,6 +361,8 @@ int worker_run(const struct server *srv, unsigned index)
     if (!w->set->quiet) {
         report_closes(w);
         tls_worker_report(w);
+        h3_worker_report(w);
     }
+    h3_worker_exit(w);
     return 0;
 }

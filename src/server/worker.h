@@ -24,6 +24,7 @@
 
 struct stats_worker;
 struct h2_worker;
+struct h3_worker;
 struct auth_worker;
 
 struct worker {
@@ -36,6 +37,8 @@ struct worker {
     int tls_listen_fd;      /* HTTPS (issue 10): -1 without */
     struct tls_worker *tls; /* the TLS connections' state; NULL without HTTPS */
     struct h2_worker *h2;   /* HTTP/2's state (h2_internal.h); NULL with --http2 off */
+    struct h3_worker *h3;   /* HTTP/3's state (src/http3/); NULL without HTTP/3 */
+    int udp_fd;             /* HTTP/3's UDP socket (issue 34); -1 without */
     int epfd;               /* the epoll backend's set */
     int sigfd;              /* TERM, INT, HUP, USR1 */
     bool listening;         /* accepting new connections */
