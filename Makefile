@@ -16,7 +16,10 @@ CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
-SERVER_SRC = $(sort $(wildcard src/server/*.c))
+# The server's rooms (docs/DESIGN.md §1), from the shared facilities up to
+# the processes.
+SERVER_ROOMS = base event tls http http1 http2 process
+SERVER_SRC = $(sort $(foreach r,$(SERVER_ROOMS),$(wildcard src/$(r)/*.c)))
 # The command line and the configuration file (config.h): the parse, each
 # option's value, the checks once all are known, the server's settings.
 CONFIG_SRC = src/cli/config.c src/cli/config_apply.c src/cli/config_check.c \
@@ -34,11 +37,11 @@ ACME_SRC   = $(sort $(wildcard src/acme/*.c))
 ACME_LIBS  = -lcurl -ljansson
 FULL_SRC   = $(CORE_SRC) $(SYS_SRC) $(SERVER_SRC) $(CLI_SRC) $(COMPRESS_SRC) $(ACME_SRC)
 # -lssl -lcrypto: HTTPS (TLS_SRC, in SERVER_SRC), OpenSSL 3 from Debian (libssl-dev)
-TLS_SRC    = src/server/tls.c src/server/tls_ctx.c src/server/tls_tickets.c
+TLS_SRC    = src/tls/tls.c src/tls/tls_ctx.c src/tls/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
-AUTH_SRC   = src/server/auth.c
+AUTH_SRC   = src/http/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
-H2_SRC     = src/server/h2_conn.c src/server/h2_mem.c src/server/h2_stream.c
+H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_stream.c
 # HTTP/3 (issue 34; src/http3/, H3_SRC): QUIC from ngtcp2 >= 1.11 with its GnuTLS crypto helper,
 # HTTP/3 and QPACK from nghttp3 >= 1.8 (Debian 12: bookworm-backports; Debian 13: main; see
 # scripts/deps). Found by pkg-config; without them pith builds without HTTP/3 and says so
@@ -148,7 +151,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/sockets.c src/cli/check.c \
            src/cli/main_tiny.c
@@ -330,10 +333,11 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard
 # the io_uring backend, the master, the status listener and main are left
 # out (the fuzz loop stands in for the first two, the target for main).
 FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
-              $(filter-out src/server/loop_uring.c src/server/loop_uring_recv.c \
-                src/server/master.c src/server/status.c,$(SERVER_SRC)) \
+              $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c \
+                src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
-              src/testhook/none.c
+              src/acme/acme_shared.c src/testhook/none.c
+FUZZ_H2_SRC += $(H3_SRC) # the worker calls HTTP/3's entry points (none run: no --tls-cert)
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
 # PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
 # write past a stream's or a connection's slot, or into one given back, traps.
@@ -345,7 +349,7 @@ build/fuzzlib/%.o: src/%.c
 build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
-	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt
+	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
 fuzz: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from the checked-in seeds (with fuzz/NAME.dict
@@ -504,7 +508,7 @@ bench: pith pith-router build/bench/donothing
 bench-compress: pith
 	bench/compress $(BENCH_COMPRESS_ARGS)
 
-# Mutation campaign over src/core and src/server, on a private copy of the tree
+# Mutation campaign over src/core and the server rooms, on a private copy of the tree
 # (an hour or more; never part of check): see scripts/mutate --help. The report
 # goes to build/mutate/report.md; MUTATE_ARGS=--list shows the mutants.
 # MUTATE_ARGS="--site tls-write,status,sandbox,ready" runs the named sites alone,

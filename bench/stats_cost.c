@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats_cost.c - what the --status counters cost a request: the real
- * stats_request() (src/server/stats.c, linked from the full build's
+ * stats_request() (src/base/stats.c, linked from the full build's
  * objects) called in a loop on a worker whose block lies in the real
  * MAP_SHARED region, with the status class and method varying as in
  * traffic, against the same loop without the call. Prints nanoseconds per
  * request. Usage: stats_cost [ITERATIONS]
  */
-#include "server/stats.h"
-#include "server/worker.h"
+#include "base/stats.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <stdio.h>
@@ -47,7 +47,9 @@ int main(int argc, char **argv)
         double t0 = now_ns();
         for (long i = 0; i < n; i++) {
             w.cache.hits += 1; /* as a cache hit would */
-            stats_request(&w, statuses[i & 3], methods[(i >> 2) & 3], 512 + (uint64_t)(i & 7));
+            stats_request(w.stats, statuses[i & 3], methods[(i >> 2) & 3], 512 + (uint64_t)(i & 7));
+            stats_cache(w.stats, w.stats_base_hits, w.cache.hits, w.stats_base_misses,
+                        w.cache.misses);
         }
         double t1 = now_ns();
         for (long i = 0; i < n; i++) {

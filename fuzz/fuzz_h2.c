@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_h2.c - the HTTP/2 glue (src/server/h2_conn.c, h2_stream.c) driven by
+ * fuzz_h2.c - the HTTP/2 glue (src/http2/h2_conn.c, h2_stream.c) driven by
  * a hostile client: the input is the client's side of one h2c connection
  * to a real worker, which answers from a real document root.
  *
@@ -48,14 +48,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/server.h"
+#include "base/stats.h"
 #include "cli/config.h"
-#include "server/conn.h"
-#include "server/h2_conn.h"
-#include "server/h2_internal.h"
-#include "server/server.h"
-#include "server/stats.h"
-#include "server/transport.h"
-#include "server/worker.h"
+#include "event/transport.h"
+#include "http1/conn.h"
+#include "http2/h2_conn.h"
+#include "http2/h2_internal.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

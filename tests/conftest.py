@@ -89,7 +89,7 @@ if PITH_TLS:
 # carries @pytest.mark.h1_only("why") and skips in these passes.
 PITH_H2 = os.environ.get("PITH_H2") == "1"
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
-# The master's line about a worker that died (src/server/master.c,
+# The master's line about a worker that died (src/process/master.c,
 # report_exit): "worker 0 (pid 4242) was killed by signal 11; starting a new
 # one in 1 s". A worker that exits with a status while its master runs is a
 # death too.

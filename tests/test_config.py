@@ -95,6 +95,9 @@ FULL_ONLY = {"tls-cert", "tls-key", "tls-port", "tls-only", "redirect-http", "hs
              "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams", "acme",
              "acme-ca", "acme-ca-root", "acme-dir"}
 CMDLINE_ONLY = {"check", "help", "version", "config"}
+# Full-only options pith-tiny's --help leaves out to keep its bytes (it
+# refuses them with exit 2 all the same).
+TINY_HELP_LACKS = {"acme", "acme-ca", "acme-ca-root", "acme-dir"}
 
 
 @pytest.fixture
@@ -137,7 +140,8 @@ def cli_error(args):
 def test_every_option_of_help_has_a_row():
     out = run_pith("--help").stdout
     names = set(re.findall(r"^ +(?:-[a-zA-Z], )?--([a-z][a-z0-9-]*)", out, re.M))
-    assert names - CMDLINE_ONLY == set(OPTIONS), names ^ set(OPTIONS)
+    want = set(OPTIONS) - (TINY_HELP_LACKS if PITH_TINY else set())
+    assert names - CMDLINE_ONLY == want, names ^ want
 
 
 @pytest.mark.parametrize("name", sorted(OPTIONS))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The file cache's size flags (README "Options", src/server/filecache.h):
+"""The file cache's size flags (README "Options", src/http/filecache.h):
 --cache-size MiB bounds the memory a worker keeps for small files' bytes, and
 files beyond it are still served whole (byte-exact, forwards and backwards,
 so every entry is both filled and reused); --cache-max-file B keeps a file of

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Running out of descriptors (DESIGN.md §4 "when the fd limit is hit the
-server stops accepting until one frees, it never spins"; src/server/worker.c):
+server stops accepting until one frees, it never spins"; src/process/worker.c):
 the worker's RLIMIT_NOFILE is lowered after start with prlimit(2) to one
 above what it holds (a cached file's descriptor included), and a connection
 uses it up. Then pith pauses accepting (the next client waits in the backlog,

@@ -5,7 +5,7 @@ listed as HTML and as JSON (`Accept: application/json` and `?format=json`),
 streamed over HTTP/1.1 with valid chunked framing and over HTTP/1.0
 close-delimited (no Content-Length, no Transfer-Encoding, closed at the end).
 The names shown, parsed from the HTML links and from the JSON, equal
-os.listdir minus what src/server/dirlist.c hides (dotfiles, special files,
+os.listdir minus what src/http/dirlist.c hides (dotfiles, special files,
 and symlinks unless --follow-symlinks); Content-Type, Cache-Control: no-cache
 and Vary: Accept are as designed."""
 

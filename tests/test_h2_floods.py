@@ -164,7 +164,7 @@ def test_unknown_frame_flood(connect):
         ended_with(h, ENHANCE_YOUR_CALM)
 
 
-# pith's glitch bucket (H2_GLITCH_BURST in src/server/h2_internal.h): one
+# pith's glitch bucket (H2_GLITCH_BURST in src/http2/h2_internal.h): one
 # connection may spend this many at once before GOAWAY(ENHANCE_YOUR_CALM).
 GLITCH_BURST = 1000
 
@@ -339,7 +339,7 @@ def test_unfinished_request(connect, client):
 
 
 # pith's least DATA frame when the window, not the body, is short
-# (H2_WINDOW_MIN in src/server/h2_internal.h).
+# (H2_WINDOW_MIN in src/http2/h2_internal.h).
 WINDOW_MIN = 1024
 
 

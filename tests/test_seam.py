@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The seam between the event loops and the transports (docs/DESIGN.md §1,
-"The connection's state table"; src/server/loop.h, transport.h), walked
+"The connection's state table"; src/event/loop.h, transport.h), walked
 through the live process on the loop the pass runs (PITH_IO), plain and
 over TLS: data, the end of the stream and "no room" are three different
 events; a peer's FIN with answers owed is answered in full; -EAGAIN from a

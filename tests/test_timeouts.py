@@ -15,7 +15,7 @@ HEADER_TIMEOUT = 2
 KEEPALIVE_TIMEOUT = 2
 SEND_TIMEOUT = 3
 SLACK = 2.0
-# Deadlines never fire early (src/server/timer.c rounds them up to the tick);
+# Deadlines never fire early (src/base/timer.c rounds them up to the tick);
 # the client starts its clock a little after the server's accept.
 EARLY = 0.3
 

@@ -29,8 +29,6 @@
 
 struct server;
 struct settings;
-struct worker;
-struct exchange;
 struct acme_shared;
 
 /* What the ACME process writes on the ready pipe (an int32, where a worker
@@ -42,7 +40,7 @@ struct acme_shared;
 #include "acme/acme_none.h"
 #else
 
-#define ACME_BUILT true
+#define ACME_BUILT       true
 
 /* The master, before forking, with --acme: makes the state directory and
  * its folders (0700, given to --user; a failure is said, not fatal: HTTP
@@ -65,11 +63,12 @@ int acme_check(const struct settings *set, char *plan, size_t cap);
  * Returns the exit code. */
 int acme_run(struct server *srv);
 
-/* A worker, for a request whose normalized target path is path (raw,
- * starting with '/'): when it is /.well-known/acme-challenge/TOKEN, answers
- * the key authorization published for TOKEN (200), or 404, and returns
- * true; false for any other path (nothing queued). */
-bool acme_http01(struct worker *w, struct exchange *x, struct span path);
+/* A worker's request for path (normalized, beginning with '/'): when it is
+ * /.well-known/acme-challenge/TOKEN, the key authorization published for
+ * TOKEN into keyauth (cap bytes, NUL-terminated) and its length, or 0 when
+ * none is (the answer is 404); -1 for any other path. */
+#define ACME_KEYAUTH_CAP 256
+int acme_http01(const struct acme_shared *sh, struct span path, char *keyauth, size_t cap);
 
 /* A worker's TLS handshake that offered ALPN acme-tls/1 for name (lowercase,
  * NUL-terminated): the challenge certificate and key published for it, as

@@ -13,11 +13,10 @@
  */
 #include "acme/acme_internal.h"
 
+#include "base/log.h"
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/escape.h"
-#include "server/log.h"
-#include "server/server.h"
-#include "server/tls.h"
 #include "sys/sys.h"
 
 #include <curl/curl.h>
@@ -299,8 +298,9 @@ static void step(struct acme_proc *ap, unsigned i, int64_t now)
 
 /* ---- the process ---------------------------------------------------------------------- */
 
-/* What a process that serves nothing must not keep: the listeners, the
- * roots, the TLS contexts with their keys. */
+/* What a process that serves nothing must not keep: the listeners and the
+ * roots (the master dropped the TLS contexts with their keys before
+ * acme_run: master.c start_acme). */
 static void shed(struct server *srv)
 {
     for (unsigned i = 0; i < srv->nlisten; i++) {
@@ -318,7 +318,6 @@ static void shed(struct server *srv)
     }
     if (srv->ready_pipe[0] >= 0)
         sys_close(srv->ready_pipe[0]);
-    tls_server_forget(srv->tls);
 }
 
 static int setup(struct acme_proc *ap)

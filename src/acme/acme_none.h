@@ -32,10 +32,12 @@ static inline int acme_run(struct server *srv)
     return 1;
 }
 
-static inline bool acme_http01(struct worker *w, struct exchange *x, struct span path)
+#define ACME_KEYAUTH_CAP 1
+static inline int acme_http01(const struct acme_shared *sh, struct span path, char *keyauth,
+                              size_t cap)
 {
-    (void)w, (void)x, (void)path;
-    return false;
+    (void)sh, (void)path, (void)keyauth, (void)cap;
+    return -1;
 }
 
 #endif

@@ -14,7 +14,7 @@
  */
 #include "acme/acme_internal.h"
 
-#include "server/server.h"
+#include "base/server.h"
 
 #include <jansson.h>
 #include <openssl/pem.h>

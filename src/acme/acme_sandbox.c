@@ -22,10 +22,10 @@
  */
 #include "acme/acme_internal.h"
 
-#include "server/lockdown.h"
-#include "server/log.h"
-#include "server/server.h"
+#include "base/log.h"
+#include "base/server.h"
 #include "sys/sandbox.h"
+#include "testhook/testhook.h"
 
 #include <errno.h>
 #include <fcntl.h>

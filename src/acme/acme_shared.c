@@ -13,10 +13,6 @@
 #include "acme/acme_internal.h"
 
 #include "core/bytes.h"
-#include "core/response.h"
-#include "server/exchange.h"
-#include "server/reply.h"
-#include "server/worker.h"
 #include "sys/sys.h"
 
 #include <string.h>
@@ -105,6 +101,7 @@ int acme_tlsalpn01(const struct acme_shared *sh, const char *name, char *cert, s
 }
 
 #define CHALLENGE_PREFIX "/.well-known/acme-challenge/"
+_Static_assert(ACME_KEYAUTH_MAX < ACME_KEYAUTH_CAP, "a key authorization fits acme_http01's room");
 
 /* A token is base64url (RFC 8555 §8.3): anything else names none. */
 static bool token_ok(struct span t)
@@ -120,38 +117,21 @@ static bool token_ok(struct span t)
     return true;
 }
 
-bool acme_http01(struct worker *w, struct exchange *x, struct span path)
+int acme_http01(const struct acme_shared *sh, struct span path, char *keyauth, size_t cap)
 {
     size_t pn = sizeof CHALLENGE_PREFIX - 1;
     if (path.n <= pn || !mem_eq(path.p, CHALLENGE_PREFIX, pn))
-        return false;
+        return -1;
     struct span token = span_make(path.p + pn, path.n - pn);
-    static struct acme_challenge c;
-    bool found = false;
-    for (unsigned i = 0; token_ok(token) && i < ACME_SLOTS && !found; i++)
-        found = read_slot(&((const struct acme_shared *)w->srv->acme)->slot[i], &c) &&
-                span_eq_cstr(token, c.token);
-    if (!found) {
-        reply_error(w, x, 404);
-        return true;
+    static struct acme_challenge c; /* a worker is one thread; keeps the stack small */
+    for (unsigned i = 0; token_ok(token) && i < ACME_SLOTS; i++) {
+        if (!read_slot(&sh->slot[i], &c) || !span_eq_cstr(token, c.token))
+            continue;
+        size_t n = strlen(c.keyauth);
+        if (n >= cap)
+            return 0;
+        memcpy(keyauth, c.keyauth, n + 1);
+        return (int)n;
     }
-    /* RFC 8555 §8.3: the key authorization, nothing else, never cached. */
-    size_t n = strlen(c.keyauth);
-    struct response r;
-    response_init(&r, 200);
-    response_add(&r, FIELD(CONTENT_TYPE), SPAN_LIT("application/octet-stream"));
-    response_add(&r, FIELD(CACHE_CONTROL), SPAN_LIT("no-store"));
-    response_set_length(&r, n);
-    exchange_reply(w, x, &r);
-    if (!x->body)
-        return true;
-    struct buf b = exchange_out_room(x);
-    buf_put(&b, c.keyauth, n);
-    if (b.full) {
-        x->close = true; /* cannot happen: the out region holds a head and far more */
-        return true;
-    }
-    exchange_out_commit(x, b.len);
-    exchange_body_mem(x, b.p, b.len);
-    return true;
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include "cli/check.h"
 
 #include "core/vhost.h"
+#include "event/loop.h"
 #include "sys/resolve.h"
 
 #include <stdio.h>

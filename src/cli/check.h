@@ -6,8 +6,8 @@
 #ifndef PITH_CHECK_H
 #define PITH_CHECK_H
 
+#include "base/server.h"
 #include "cli/config.h"
-#include "server/server.h"
 
 /* Prints the plan: root, listener (listen: its description), workers and
  * loop, limits, caching, timeouts, files, user, mode. */

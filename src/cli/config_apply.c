@@ -14,7 +14,7 @@
 #include "core/netaddr.h"
 #include "core/target.h"
 #include "http3/h3.h"
-#include "server/tls.h"
+#include "tls/tls.h"
 
 /* Parses value as a decimal in [lo, hi]; on failure explains which flag. */
 static bool number(struct parser *ps, const char *flag, const char *value, uint64_t lo, uint64_t hi,

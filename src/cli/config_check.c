@@ -7,10 +7,10 @@
  */
 #include "cli/config_internal.h"
 
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/core.h"
-#include "server/server.h"
-#include "server/tls.h"
+#include "tls/tls.h"
 
 /* ---- sites (issue 22) ---------------------------------------------------------- */
 

@@ -7,14 +7,14 @@
  */
 #include "cli/config.h"
 
+#include "base/server.h"
 #include "core/bytes.h"
 #include "core/core.h"
 #include "core/netaddr.h"
 #include "core/target.h"
+#include "http/filecache.h"
 #include "http3/h3.h"
-#include "server/filecache.h"
-#include "server/server.h"
-#include "server/tls.h"
+#include "tls/tls.h"
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
 _Static_assert(CONFIG_TLS_PAIRS_MAX <= SETTINGS_TLS_PAIRS_MAX, "the pairs' bound is the server's");

@@ -4,11 +4,11 @@
  * and the choice of event loop (io_uring, which needs liburing); everything
  * else of the start-up is shared with pith-tiny (start.c).
  */
+#include "base/server.h"
 #include "cli/compress.h"
 #include "cli/config.h"
 #include "cli/start.h"
-#include "server/loop.h"
-#include "server/server.h"
+#include "event/loop.h"
 #include "sys/sys.h"
 
 #include <stdio.h>

@@ -6,10 +6,10 @@
  * compress`. Flags that need a library are refused in config.c
  * (PITH_TINY) with exit 2.
  */
+#include "base/server.h"
 #include "cli/config.h"
 #include "cli/start.h"
-#include "server/loop.h"
-#include "server/server.h"
+#include "event/loop.h"
 
 #include <stdio.h>
 #include <string.h>

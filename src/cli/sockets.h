@@ -7,8 +7,8 @@
 #ifndef PITH_SOCKETS_H
 #define PITH_SOCKETS_H
 
+#include "base/server.h"
 #include "cli/config.h"
-#include "server/server.h"
 
 #define SOCKETS_NOT_MINE (-1) /* nothing inherited and no unix:PATH: bind TCP */
 

@@ -9,8 +9,8 @@
 #ifndef PITH_START_H
 #define PITH_START_H
 
+#include "base/server.h"
 #include "cli/config.h"
-#include "server/server.h"
 
 /* Sets s->loop as --io (cfg->io) asks and this build allows. Returns 0, or
  * 1 after one line on stderr when the loop asked for cannot run. It may

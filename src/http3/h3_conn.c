@@ -22,8 +22,8 @@
  */
 #include "http3/h3_internal.h"
 
-#include "server/server.h"
-#include "server/worker.h"
+#include "base/server.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <ngtcp2/ngtcp2_crypto.h>

@@ -29,16 +29,16 @@
  */
 #include "http3/h3_internal.h"
 
+#include "base/pool.h"
+#include "base/stats.h"
 #include "core/bytes.h"
 #include "core/field_list.h"
 #include "core/http_fields.h"
 #include "core/http_parse.h"
-#include "server/exchange.h"
-#include "server/handler.h"
-#include "server/pool.h"
-#include "server/reply.h"
-#include "server/stats.h"
-#include "server/worker.h"
+#include "http/exchange.h"
+#include "http/handler.h"
+#include "http/reply.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <string.h>

@@ -16,12 +16,12 @@
  */
 #include "http3/h3_internal.h"
 
+#include "base/log.h"
+#include "base/server.h"
 #include "core/vhost.h"
-#include "server/log.h"
-#include "server/server.h"
-#include "server/tls.h"
-#include "server/worker.h"
+#include "process/worker.h"
 #include "sys/sys.h"
+#include "tls/tls.h"
 
 #include <gnutls/gnutls.h>
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>

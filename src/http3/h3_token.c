@@ -22,7 +22,7 @@
  */
 #include "http3/h3_internal.h"
 
-#include "server/worker.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <ngtcp2/ngtcp2_crypto.h>

@@ -9,11 +9,11 @@
  */
 #include "http3/h3_internal.h"
 
+#include "base/log.h"
+#include "base/pool.h"
+#include "base/server.h"
 #include "core/bytes.h"
-#include "server/log.h"
-#include "server/pool.h"
-#include "server/server.h"
-#include "server/worker.h"
+#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>

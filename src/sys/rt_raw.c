@@ -269,7 +269,7 @@ MEMFN int memcmp(const void *a, const void *b, size_t n)
 }
 
 /* ---- 64-bit atomics on mips o32 ----------------------------------------------
- * The --status counters (src/server/stats.h) are 64-bit relaxed loads and
+ * The --status counters (src/base/stats.h) are 64-bit relaxed loads and
  * stores, one writer per counter. mips32 has no 64-bit load or store, so gcc
  * calls these (libatomic's names; there is no libatomic here, and its
  * per-process locks would not cover the processes that share the counters

@@ -7,7 +7,7 @@
  * to each one; io_uring operations never enter through it, see
  * loop_uring.c), no_new_privs, and chroot for kernels without Landlock.
  * Each function is a thin door to the kernel: policy (which paths, which
- * system calls) is the caller's (src/server/lockdown.c).
+ * system calls) is the caller's (src/process/lockdown.c).
  */
 #ifndef PITH_SANDBOX_H
 #define PITH_SANDBOX_H
@@ -15,6 +15,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* One allowed system call and why a worker needs it. The reasons are for
+ * the reader (and a debugger): nothing prints them, so pith-tiny's tables
+ * hold the numbers alone (its src/sys/raw/sys/syscall.h gives them), and
+ * LOCKDOWN_ALLOW writes an entry either way. */
+struct lockdown_syscall {
+    int nr;
+#ifndef PITH_TINY
+    const char *why;
+#endif
+};
+#ifdef PITH_TINY
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr                                                                                         \
+    }
+#else
+#define LOCKDOWN_ALLOW(nr, why)                                                                    \
+    {                                                                                              \
+        nr, why                                                                                    \
+    }
+#endif
 
 /* The Landlock ABI version the kernel offers (1, 2, ...), or -errno:
  * -ENOSYS (kernel built without it, or older than 5.13), -EOPNOTSUPP

@@ -8,7 +8,6 @@
 #include "testhook/hooks.h"
 
 #include "core/bytes.h"
-#include "server/reply.h"
 #include "sys/sys.h"
 
 static bool starts_with(struct span s, struct span prefix, struct span *rest)
@@ -19,31 +18,28 @@ static bool starts_with(struct span s, struct span prefix, struct span *rest)
     return true;
 }
 
-int testhook_status_request(struct span target)
+bool testhook_status_request(struct span target, struct testhook_answer *a)
 {
     struct span name;
-    if (span_eq_cstr(target, "/.pith-test/open-outside"))
-        return testhook_open_outside();
+    *a = (struct testhook_answer){0};
+    if (span_eq_cstr(target, "/.pith-test/open-outside")) {
+        testhook_open_outside(a);
+        return true;
+    }
     if (span_eq_cstr(target, "/.pith-test/forbidden-syscall")) /* the first name of it */
         target = SPAN_LIT("/.pith-test/forbidden/getcwd");
     if (starts_with(target, SPAN_LIT("/.pith-test/forbidden/"), &name) &&
-        testhook_forbidden_call(name))
-        return 200; /* it returned: the filter let it through */
-    return 0;
+        testhook_forbidden_call(name)) {
+        a->status = 200; /* it returned: the filter let it through */
+        return true;
+    }
+    return false;
 }
 
-bool testhook_request(struct worker *w, struct exchange *x, struct span target)
+bool testhook_request(struct span target, struct testhook_answer *a)
 {
-    if (testhook_own_request(w, x, target))
-        return true;
-    int status = testhook_status_request(target);
-    if (status == 0)
-        return false;
-    if (status == 200)
-        reply_small(w, x, 200, NULL, (struct span){0}, false);
-    else
-        reply_error(w, x, status);
-    return true;
+    *a = (struct testhook_answer){0};
+    return testhook_own_request(target, a) || testhook_status_request(target, a);
 }
 
 void testhook_worker_setup(void)

@@ -15,12 +15,12 @@
  * know. Under seccomp the process dies of SIGSYS inside. */
 bool testhook_forbidden_call(struct span name);
 
-/* Opens /etc/passwd directly (not beneath the root): 403 after logging
- * the refusal (Landlock), 200 after logging that it opened. */
-int testhook_open_outside(void);
+/* Opens /etc/passwd directly (not beneath the root): 403 when refused
+ * (Landlock), 200 when it opened, with what the server is to log in *a. */
+void testhook_open_outside(struct testhook_answer *a);
 
-/* A request only this build knows (pith-asan's /.pith-test/asan-report),
- * answered; false for any other. */
-bool testhook_own_request(struct worker *w, struct exchange *x, struct span target);
+/* A request only this build knows (pith-asan's /.pith-test/asan-report
+ * and /.pith-test/heap): true with *a filled; false for any other. */
+bool testhook_own_request(struct span target, struct testhook_answer *a);
 
 #endif

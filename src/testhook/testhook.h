@@ -9,16 +9,27 @@
  * syscall()) into the first two and with src/testhook/raw.c (raw system
  * calls) into the third, and src/testhook/none.c (which recognises nothing)
  * into pith and pith-tiny, so the release binaries have no trace of them.
+ *
+ * The hooks never answer or log themselves: they say what to answer (and
+ * what to log) in a struct testhook_answer, and the server, which includes
+ * this header, does it. So the hooks include nothing of the server (only
+ * core and sys), and the server reaches them through this one header.
  */
 #ifndef PITH_TESTHOOK_H
 #define PITH_TESTHOOK_H
 
 #include "core/core.h"
+#include "sys/sandbox.h"
 
-struct worker;
-struct exchange;
+/* What a test request asks the server to answer, and to log. */
+struct testhook_answer {
+    int status;         /* the status to answer with */
+    char heap[24];      /* pith-asan's /.pith-test/heap: X-Heap-Bytes' value; "" for none */
+    const char *opened; /* /.pith-test/open-outside: the file it opened or tried; NULL */
+    int open_err;       /* ... -errno when refused (logged as a failure), 0 when it opened */
+};
 
-/* Answers x and returns true when target is a test request:
+/* True, with *a filled, when target is a test request:
  *   /.pith-test/forbidden/NAME     makes the system call NAME, one no
  *                                  allow-list has (getcwd, execve, socket,
  *                                  connect; ptrace but in pith-tiny):
@@ -36,12 +47,17 @@ struct exchange;
  *                                  refusal is logged; 403, or 200 when the
  *                                  open worked (no Landlock).
  * The release build's version returns false. */
-bool testhook_request(struct worker *w, struct exchange *x, struct span target);
+bool testhook_request(struct span target, struct testhook_answer *a);
 
 /* The --status process's test requests (the forbidden calls and the open
- * outside the root above, not the ASan report): the status to answer, or
- * 0 for any other target (and always in the release build). */
-int testhook_status_request(struct span target);
+ * outside the root above, not the ASan report): true with *a filled, false
+ * for any other target (and always in the release build). */
+bool testhook_status_request(struct span target, struct testhook_answer *a);
+
+/* The test build's extra allow-list (libc.c under ASan: what the ASan
+ * runtime calls when it reports), empty in the release build. */
+extern const struct lockdown_syscall testhook_syscalls[];
+extern const size_t testhook_nsyscalls;
 
 /* Called by each worker just before it confines itself, at the end of its
  * setup: with PITH_TEST_SETUP_DELAY_MS=N in the environment it waits N ms

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h2_conn.c - see h2_conn.h. One HTTP/2 connection over its transport: the
+ * received bytes go to nghttp2 as they come (nothing of them is kept), and
+ * what nghttp2 has to send (its own frames through send_cb, DATA through
+ * h2_stream.c's send_data) is written into one output buffer of H2_OUT_CAP
+ * bytes in the connection's pool slot, across all streams, then handed to
+ * the transport in one send. While that send waits for the socket nothing
+ * more is produced, but input is still read (c->duplex): a request, a reset
+ * or a window that arrives during a download is taken at once, so the next
+ * buffer holds what the client wants now. A peer that stops reading costs
+ * the buffer and what nghttp2 queues for it: its answers to PING and
+ * SETTINGS end at max_outbound_ack and max_settings, responses at the
+ * stream limit, and the send timeout runs regardless of input.
+ *
+ * Limits (each set here, even where nghttp2's default agrees): the SETTINGS
+ * pith sends (MAX_CONCURRENT_STREAMS from --h2-max-streams, HEADER_TABLE_SIZE
+ * 4096, MAX_HEADER_LIST_SIZE 16 KiB, ENABLE_PUSH 0, NO_RFC7540_PRIORITIES 1),
+ * nghttp2's options (stream reset rate, CONTINUATIONs, SETTINGS entries,
+ * outbound ACKs), and what nghttp2 1.52 does not count: glitches, resets
+ * against completions, a HEADERS frame with a stream id below one already
+ * seen (nghttp2 ignores it silently: nghttp2#1300). Deadlines: with no open
+ * stream and nothing to send the keep-alive timeout, with streams waiting
+ * for the client the header timeout, with bytes waiting for the socket the
+ * send timeout (rearmed on progress): a zero window or a closed TCP window
+ * ends there. The first two count from the client's last progress (a
+ * request, its DATA, a body its window let move), never from pith's own
+ * sends: its answers to PINGs or SETTINGS keep nothing open.
+ */
+#include "http2/h2_conn.h"
+
+#include "base/stats.h"
+#include "core/bytes.h"
+#include "event/transport.h"
+#include "http1/conn.h"
+#include "http2/h2_internal.h"
+#include "process/worker.h"
+#include "sys/sys.h"
+#include "tls/tls.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* RFC 9113 §3.4: the client's first bytes. */
+static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+#define PREFACE_LEN (sizeof preface - 1)
+
+/* nghttp2 1.52's own limits, set explicitly (docs/DESIGN.md §1, "HTTP/2"):
+ * Rapid Reset (CVE-2023-44487): a burst of 1000 resets, then 33 a second,
+ * beyond which nghttp2 sends GOAWAY; CONTINUATION flood (CVE-2024-28182):
+ * at most 8 CONTINUATION frames after a HEADERS; SETTINGS (CVE-2019-9515):
+ * 32 entries a frame; PING and SETTINGS ACKs waiting to be sent
+ * (CVE-2019-9512): 1000, then the session ends with ERR_FLOODED. */
+#define RESET_BURST       1000
+#define RESET_RATE        33
+#define MAX_CONTINUATIONS 8
+#define MAX_SETTINGS      32
+#define MAX_OUTBOUND_ACK  1000
+#define HEADER_TABLE_SIZE 4096
+
+/* ---- the output buffer ----------------------------------------------------------------- */
+
+static struct h2_conn *conn_record(struct worker *w, const struct conn *c)
+{
+    return &w->h2->conns[c - w->conns];
+}
+
+static char *out_buf(struct h2_conn *hc)
+{
+    return hc->c->slot + POOL_IN_SIZE;
+}
+
+uint32_t h2_out_room(const struct h2_conn *hc)
+{
+    return H2_OUT_CAP - hc->out_len;
+}
+
+char *h2_out_tail(struct h2_conn *hc)
+{
+    return out_buf(hc) + hc->out_len;
+}
+
+static void take_slot(struct worker *w, struct conn *c)
+{
+    if (!c->slot) {
+        c->slot = pool_get(&w->pool);
+        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
+        c->in_len = 0;
+    }
+}
+
+/* nghttp2's frames other than DATA: copied whole or in part (nghttp2 keeps
+ * the rest and offers it again), never past the buffer's end. */
+static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
+{
+    (void)s, (void)flags;
+    struct h2_conn *hc = ud;
+    uint32_t room = h2_out_room(hc);
+    if (room == 0)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    size_t n = length < room ? length : room;
+    mem_copy(h2_out_tail(hc), data, n);
+    hc->out_len += (uint32_t)n;
+    return (ssize_t)n;
+}
+
+/* Fills the output buffer from every stream nghttp2 has something for. */
+static void produce(struct worker *w, struct h2_conn *hc)
+{
+    if (hc->failed)
+        return;
+    take_slot(w, hc->c);
+    if (nghttp2_session_send(hc->session) != 0)
+        hc->failed = true;
+}
+
+static void arm(struct worker *w, struct conn *c, unsigned seconds)
+{
+    timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
+}
+
+/* Writes the buffer, refilling it whenever all of it went, until the
+ * socket waits or nothing is left. From the second buffer of a burst (the
+ * buffers written back to back, across the completions of io_uring's
+ * asynchronous sends too) the socket is corked: the kernel then sends full
+ * segments instead of one per write (one per TLS record), and the client
+ * is woken once for them. A burst of one buffer, every small response,
+ * pays no extra system call. The burst ends, and the cork comes off so
+ * that what is queued goes now, when the pump stops with no send in
+ * flight (nothing left to produce, or the client's window is spent: a
+ * corked tail would wait up to 200 ms for a client that waits for it); a
+ * send in flight comes back here through sent() or writable(). */
+static void pump(struct worker *w, struct h2_conn *hc)
+{
+    struct conn *c = hc->c;
+    while (!hc->sending && c->state != CONN_CLOSING) {
+        if (hc->out_sent == hc->out_len) {
+            hc->burst += hc->out_len > 0; /* a buffer went whole */
+            hc->out_len = hc->out_sent = 0;
+            h2_stream_resume(hc);
+            produce(w, hc);
+            if (hc->out_len == 0)
+                break;
+        }
+        if (hc->burst && !hc->corked && !hc->no_cork) {
+            hc->corked = sys_set_cork(c->fd, true) == 0;
+            hc->no_cork = !hc->corked; /* a Unix socket has none: tried once */
+        }
+        hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
+        hc->sending = true;
+        ssize_t n = c->tp->send(w, c, &hc->iov, 1, false);
+        if (n == -EAGAIN)
+            break; /* sent() or writable() comes back */
+        hc->sending = false;
+        if (n == -EINTR)
+            continue;
+        if (n < 0) {
+            conn_close(w, c, CLOSE_ERROR);
+            return;
+        }
+        hc->out_sent += (uint32_t)n;
+        hc->timer_mode = H2_TIMER_WRITE;
+        arm(w, c, w->set->timeout_send); /* progress */
+    }
+    if (hc->sending || c->state == CONN_CLOSING || c->state == CONN_FREE)
+        return;
+    hc->burst = 0;
+    if (hc->corked) {
+        hc->corked = false;
+        sys_set_cork(c->fd, false); /* what is queued goes now */
+    }
+}
+
+/* The connection ends. After pith's GOAWAY the client may still be
+ * sending: lingering (conn.c) keeps a close with unread input from
+ * turning into a reset that destroys the GOAWAY before it is read. */
+static void end(struct worker *w, struct h2_conn *hc, enum close_reason why)
+{
+    if (hc->goaway && !hc->failed)
+        conn_linger(w, hc->c, why);
+    else
+        conn_close(w, hc->c, why);
+}
+
+/* The client moved something on: a request, DATA of its own, or a body
+ * its window let move (a DATA frame of ours with bytes in it). The wait
+ * for it (idle or with streams open) starts again from here. */
+static void progress(struct h2_conn *hc)
+{
+    hc->wait_ms = hc->w->now_ms;
+}
+
+/* The deadline while nothing waits for the socket: the keep-alive timeout
+ * with no open stream, the header timeout with streams waiting for the
+ * client, counted from when that wait began (progress(), or the change
+ * between the two). pith's own sends meanwhile (the answer to a PING, a
+ * SETTINGS ACK, HEADERS, a GOAWAY) pass through WRITE and back without
+ * restarting it: else a client that PINGs each second would keep a
+ * half-open stream or an idle connection forever. */
+static void arm_wait(struct worker *w, struct h2_conn *hc)
+{
+    enum h2_timer_mode mode = hc->nstreams ? H2_TIMER_WAIT : H2_TIMER_IDLE;
+    if (mode != hc->wait_mode) {
+        hc->wait_mode = mode;
+        hc->wait_ms = w->now_ms;
+    }
+    unsigned s = mode == H2_TIMER_WAIT ? w->set->timeout_header : w->set->timeout_keepalive;
+    int64_t at = hc->wait_ms + (int64_t)s * 1000;
+    if (hc->timer_mode != mode || hc->wait_deadline != at) {
+        hc->timer_mode = mode;
+        hc->wait_deadline = at;
+        timer_arm(&w->wheel, &hc->c->timer, at); /* passed already: fires at once */
+    }
+}
+
+/* After each event: close when nghttp2 is done (GOAWAY exchanged, no
+ * stream left) or a callback failed, else set the deadline for what the
+ * connection waits for, give an idle connection's slot back and read on. */
+static void settle(struct worker *w, struct h2_conn *hc)
+{
+    struct conn *c = hc->c;
+    if (c->state == CONN_CLOSING)
+        return;
+    bool pending = hc->sending || hc->out_sent < hc->out_len;
+    bool done = !nghttp2_session_want_read(hc->session) && !nghttp2_session_want_write(hc->session);
+    if (!pending && hc->peer_ended && !hc->failed && !hc->resume_on_write &&
+        !nghttp2_session_want_write(hc->session)) {
+        conn_close(w, c, CLOSE_PEER); /* all that could still be sent went */
+        return;
+    }
+    if (!pending && (hc->failed || done)) {
+        end(w, hc, hc->failed ? CLOSE_ERROR : w->draining ? CLOSE_SHUTDOWN : CLOSE_DONE);
+        return;
+    }
+    if (pending) {
+        if (hc->timer_mode != H2_TIMER_WRITE) {
+            hc->timer_mode = H2_TIMER_WRITE;
+            arm(w, c, w->set->timeout_send);
+        }
+        return; /* the loop watches both directions until the send is done */
+    }
+    arm_wait(w, hc);
+    if (hc->resume_on_write) {
+        w->loop->want_write(w, c); /* a deferred body source goes on first */
+        return;
+    }
+    if (c->slot && hc->out_len == 0) {
+        pool_put(&w->pool, c->slot); /* idle: hold no buffer */
+        c->slot = NULL;
+    }
+    if (!hc->peer_ended)
+        c->tp->want_read(w, c);
+}
+
+static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
+
+/* Hands received bytes to nghttp2, which keeps what it needs of them
+ * (HPACK state, a partial frame's header): nothing of them stays here. */
+static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
+{
+    if (n == 0 || hc->failed || hc->recv_dead)
+        return;
+    ssize_t r = nghttp2_session_mem_recv(hc->session, (const uint8_t *)p, n);
+    if (r >= 0)
+        return;
+    /* nghttp2 stopped reading: a flood it caught (CONTINUATIONs past
+     * max_continuations, ACKs past max_outbound_ack) or a bad preface
+     * end the session without a word, so the GOAWAY is pith's; a failed
+     * callback or no memory just ends the connection. */
+    hc->recv_dead = true;
+    if (r == NGHTTP2_ERR_NOMEM || r == NGHTTP2_ERR_CALLBACK_FAILURE)
+        hc->failed = true;
+    else
+        goaway(w, hc,
+               r == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS || r == NGHTTP2_ERR_FLOODED
+                   ? NGHTTP2_ENHANCE_YOUR_CALM
+                   : NGHTTP2_PROTOCOL_ERROR);
+}
+
+/* ---- limits ---------------------------------------------------------------------------- */
+
+/* Ends the session with GOAWAY(code) (once; after a drain's GOAWAY too). */
+static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code)
+{
+    (void)w;
+    if (hc->terminated)
+        return;
+    hc->goaway = hc->terminated = true;
+    nghttp2_session_terminate_session(hc->session, code);
+}
+
+bool h2_glitch(struct worker *w, struct h2_conn *hc)
+{
+    int64_t elapsed = w->now_ms - hc->glitch_ms;
+    hc->glitch_ms = w->now_ms;
+    hc->glitch_tokens += elapsed * H2_GLITCH_RATE; /* thousandths: RATE a second */
+    if (hc->glitch_tokens > (int64_t)H2_GLITCH_BURST * 1000)
+        hc->glitch_tokens = (int64_t)H2_GLITCH_BURST * 1000;
+    hc->glitch_tokens -= 1000;
+    stats_add(&w->stats->h2_glitches, 1);
+    if (hc->glitch_tokens >= 0)
+        return true;
+    goaway(w, hc, NGHTTP2_ENHANCE_YOUR_CALM);
+    return false;
+}
+
+bool h2_reset_spent(struct worker *w, struct h2_conn *hc)
+{
+    if (--hc->reset_budget > 0)
+        return true;
+    goaway(w, hc, NGHTTP2_ENHANCE_YOUR_CALM);
+    return false;
+}
+
+/* ---- nghttp2's callbacks --------------------------------------------------------------- */
+
+/* Frame types nghttp2 1.52 knows and serves (RFC 9113 §6, ALTSVC, ORIGIN,
+ * PRIORITY_UPDATE): any other is ignored by it and counted here. */
+static bool known_type(uint8_t type)
+{
+    return type <= NGHTTP2_CONTINUATION || type == NGHTTP2_ALTSVC || type == NGHTTP2_ORIGIN ||
+           type == NGHTTP2_PRIORITY_UPDATE;
+}
+
+static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *ud)
+{
+    struct h2_conn *hc = ud;
+    if (hd->type == NGHTTP2_HEADERS && (hd->stream_id & 1)) {
+        if (hd->stream_id > hc->max_stream_id) {
+            hc->max_stream_id = hd->stream_id;
+        } else if (!nghttp2_session_find_stream(s, hd->stream_id)) {
+            /* A new stream's id must grow (RFC 9113 §5.1.1): a lower one
+             * names a closed stream, a connection error. */
+            goaway(hc->w, hc, NGHTTP2_PROTOCOL_ERROR);
+        }
+    }
+    if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
+        h2_glitch(hc->w, hc); /* no work for anyone: RFC 7540 priorities are off */
+    return 0;
+}
+
+/* Frames of unknown types: nghttp2 hands them over only when registered
+ * (h2_worker_init), so that on_begin_frame counts them; they are dropped. */
+static int unpack_extension(nghttp2_session *s, void **payload, const nghttp2_frame_hd *hd,
+                            void *ud)
+{
+    (void)s, (void)payload, (void)hd, (void)ud;
+    return NGHTTP2_ERR_CANCEL;
+}
+
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)s;
+    struct h2_conn *hc = ud;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST && !hc->goaway)
+        h2_stream_begin(hc->w, hc, f->hd.stream_id);
+    return 0;
+}
+
+static bool sets_initial_window(const nghttp2_settings *f)
+{
+    for (size_t i = 0; i < f->niv; i++)
+        if (f->iv[i].settings_id == NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+            return true;
+    return false;
+}
+
+static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    struct h2_conn *hc = ud;
+    switch (f->hd.type) {
+    case NGHTTP2_HEADERS:
+        progress(hc); /* a request, or a request's trailers */
+        if (f->headers.cat == NGHTTP2_HCAT_REQUEST)
+            h2_stream_request(hc->w, hc, f->hd.stream_id);
+        break;
+    case NGHTTP2_DATA:
+        /* An empty DATA frame that ends nothing (CVE-2019-9518). */
+        if (f->hd.length == 0 && !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+            h2_glitch(hc->w, hc);
+        else
+            progress(hc);
+        break;
+    case NGHTTP2_RST_STREAM: stats_add(&hc->w->stats->h2_resets_recv, 1); break;
+    case NGHTTP2_WINDOW_UPDATE:
+        h2_stream_window(hc, f->hd.stream_id, (uint32_t)f->window_update.window_size_increment);
+        break;
+    case NGHTTP2_SETTINGS:
+        if (!(f->hd.flags & NGHTTP2_FLAG_ACK) && sets_initial_window(&f->settings))
+            h2_stream_window(hc, -1,
+                             nghttp2_session_get_remote_settings(
+                                 s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+/* A frame nghttp2 refused (a malformed request, a bad window update...):
+ * it answers it itself; pith counts it. */
+static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int err, void *ud)
+{
+    (void)s, (void)f, (void)err;
+    h2_glitch(((struct h2_conn *)ud)->w, ud);
+    return 0;
+}
+
+static unsigned goaway_reason(uint32_t code)
+{
+    switch (code) {
+    case NGHTTP2_NO_ERROR: return STATS_H2_GOAWAY_NO_ERROR;
+    case NGHTTP2_PROTOCOL_ERROR: return STATS_H2_GOAWAY_PROTOCOL_ERROR;
+    case NGHTTP2_ENHANCE_YOUR_CALM: return STATS_H2_GOAWAY_ENHANCE_YOUR_CALM;
+    default: return STATS_H2_GOAWAY_OTHER;
+    }
+}
+
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+    (void)s;
+    struct h2_conn *hc = ud;
+    if (f->hd.type == NGHTTP2_DATA && f->hd.length > 0)
+        progress(hc); /* the client's window let a body move */
+    else if (f->hd.type == NGHTTP2_RST_STREAM)
+        stats_add(&hc->w->stats->h2_resets_sent, 1); /* MadeYouReset: on_close counts it */
+    else if (f->hd.type == NGHTTP2_GOAWAY)
+        stats_add(&hc->w->stats->h2_goaways[goaway_reason(f->goaway.error_code)], 1);
+    return 0;
+}
+
+/* ---- the worker ------------------------------------------------------------------------ */
+
+static uint32_t stream_slots(const struct settings *set)
+{
+    uint64_t slots = (uint64_t)set->max_conns * set->h2_max_streams;
+    return slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX;
+}
+
+size_t h2_worker_reservation(const struct settings *set)
+{
+    if (!set->http2)
+        return 0;
+    return (size_t)stream_slots(set) * POOL_SLOT_SIZE +
+           (size_t)set->max_conns * (sizeof(struct h2_conn) + H2_FRAMEBUF_REGION) + H2_RX_SIZE;
+}
+
+int h2_worker_init(struct worker *w)
+{
+    w->h2 = NULL;
+    if (!w->set->http2)
+        return 0;
+    struct h2_worker *hw = sys_map(sizeof *hw);
+    if (!hw)
+        return -ENOMEM;
+    hw->conns = sys_map((size_t)w->nconns * sizeof *hw->conns);
+    hw->rx = sys_map(H2_RX_SIZE);
+    hw->framebufs = sys_map((size_t)w->nconns * H2_FRAMEBUF_REGION);
+    uint64_t slots = (uint64_t)w->nconns * w->set->h2_max_streams;
+    if (!hw->conns || !hw->rx || !hw->framebufs ||
+        pool_init(&hw->streams,
+                  slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX) < 0 ||
+        nghttp2_session_callbacks_new(&hw->callbacks) != 0 || nghttp2_option_new(&hw->option) != 0)
+        return -ENOMEM;
+    nghttp2_session_callbacks *cb = hw->callbacks;
+    nghttp2_session_callbacks_set_send_callback(cb, send_cb);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_unpack_extension_callback(cb, unpack_extension);
+    h2_stream_callbacks(cb);
+    nghttp2_option *o = hw->option;
+    for (unsigned t = 0; t < 256; t++)
+        if (!known_type((uint8_t)t))
+            nghttp2_option_set_user_recv_extension_type(o, (uint8_t)t);
+    nghttp2_option_set_stream_reset_rate_limit(o, RESET_BURST, RESET_RATE);
+    nghttp2_option_set_max_continuations(o, MAX_CONTINUATIONS);
+    nghttp2_option_set_max_settings(o, MAX_SETTINGS);
+    nghttp2_option_set_max_outbound_ack(o, MAX_OUTBOUND_ACK);
+    nghttp2_option_set_max_deflate_dynamic_table_size(o, HEADER_TABLE_SIZE);
+    w->h2 = hw;
+    return 0;
+}
+
+void h2_worker_exit(struct worker *w)
+{
+    if (!w->h2)
+        return;
+    nghttp2_session_callbacks_del(w->h2->callbacks);
+    nghttp2_option_del(w->h2->option);
+}
+
+/* ---- the connection -------------------------------------------------------------------- */
+
+enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, size_t n)
+{
+    if (!w->h2)
+        return H2_ENTRY_NO;
+    if (c->tp != &transport_plain)
+        return tls_conn_alpn_h2(w, c) ? H2_ENTRY_YES : H2_ENTRY_NO;
+    size_t k = n < PREFACE_LEN ? n : PREFACE_LEN;
+    if (!mem_eq(in, preface, k))
+        return H2_ENTRY_NO;
+    return n < PREFACE_LEN ? H2_ENTRY_MORE : H2_ENTRY_YES;
+}
+
+void h2_conn_start(struct worker *w, struct conn *c)
+{
+    struct h2_conn *hc = conn_record(w, c);
+    *hc = (struct h2_conn){
+        .w = w,
+        .c = c,
+        .glitch_tokens = (int64_t)H2_GLITCH_BURST * 1000,
+        .glitch_ms = w->now_ms,
+        .reset_budget = H2_RESET_BUDGET,
+        .conn_grant = NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE, /* RFC 9113 §6.9.2 */
+    };
+    c->h2 = hc;
+    c->state = CONN_READ;
+    c->duplex = true;
+    stats_add(&w->stats->h2_conns, 1);
+    /* Fails on a Unix socket (no TCP): nothing to bound there. */
+    (void)sys_set_notsent_lowat(c->fd, H2_NOTSENT_LOWAT);
+    h2_mem_init(w, hc);
+    if (nghttp2_session_server_new3(&hc->session, w->h2->callbacks, hc, w->h2->option, &hc->mem) !=
+        0) {
+        hc->session = NULL;
+        conn_close(w, c, CLOSE_ERROR);
+        return;
+    }
+    const nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, w->set->h2_max_streams},
+        {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, HEADER_TABLE_SIZE},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2_HEADER_LIST_MAX},
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
+    };
+    if (nghttp2_submit_settings(hc->session, NGHTTP2_FLAG_NONE, iv, ARRAY_LEN(iv)) != 0)
+        hc->failed = true;
+    feed(w, hc, c->slot, c->in_len); /* the preface, and what came with it */
+    c->in_len = 0;
+    pump(w, hc);
+    settle(w, hc);
+}
+
+char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
+{
+    if (c->state == CONN_CLOSING || c->h2->peer_ended) {
+        *room = 0;
+        return NULL;
+    }
+    /* Room while the output waits too (c->duplex): what the client says
+     * meanwhile (a request, a reset, a window) decides what goes next. */
+    *room = H2_RX_SIZE;
+    return w->h2->rx; /* fed to nghttp2 at once (input_done): shared by the worker */
+}
+
+void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
+{
+    struct h2_conn *hc = c->h2;
+    if (c->state == CONN_CLOSING)
+        return;
+    if (n > 0) {
+        feed(w, hc, w->h2->rx, (size_t)n);
+        pump(w, hc);
+    } else if (n == 0) {
+        /* The client's FIN (or close_notify): it sends nothing more but
+         * may still read, so what is owed for the requests it completed
+         * goes out first (settle closes after), as HTTP/1's answers owed
+         * after a FIN do. Streams that wait for the client never end. */
+        hc->peer_ended = true;
+        c->duplex = false;
+    } else if (n != -EAGAIN && n != -EINTR) {
+        conn_close(w, c, n == -EOVERFLOW ? CLOSE_OVERFLOW : CLOSE_ERROR);
+        return;
+    }
+    settle(w, hc);
+}
+
+void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
+{
+    struct h2_conn *hc = c->h2;
+    if (c->state == CONN_CLOSING)
+        return;
+    if (n == -EAGAIN || n == -EINTR) {
+        w->loop->want_write(w, c); /* nothing went: the same bytes when there is room */
+        return;
+    }
+    hc->sending = false;
+    if (n < 0) {
+        conn_close(w, c, CLOSE_ERROR);
+        return;
+    }
+    hc->out_sent += (uint32_t)n;
+    arm(w, c, w->set->timeout_send);
+    pump(w, hc);
+    settle(w, hc);
+}
+
+void h2_conn_writable(struct worker *w, struct conn *c)
+{
+    struct h2_conn *hc = c->h2;
+    if (c->state == CONN_CLOSING)
+        return;
+    hc->sending = hc->resume_on_write = false;
+    pump(w, hc);
+    settle(w, hc);
+}
+
+void h2_conn_on_timeout(struct worker *w, struct conn *c)
+{
+    struct h2_conn *hc = c->h2;
+    if (c->state == CONN_CLOSING)
+        return;
+    enum close_reason why = w->draining ? CLOSE_SHUTDOWN : CLOSE_TIMEOUT;
+    if (hc->timer_mode == H2_TIMER_WRITE) {
+        conn_close(w, c, why); /* the peer does not read: nothing more to say */
+        return;
+    }
+    /* Idle, or a client that left its streams unfinished: say so. */
+    goaway(w, hc, NGHTTP2_NO_ERROR);
+    pump(w, hc);
+    if (c->state == CONN_CLOSING)
+        return;
+    if (hc->sending || hc->out_sent < hc->out_len) {
+        /* The GOAWAY waits for the socket (an io_uring send in flight):
+         * settle() ends the connection once it went, the send timeout if
+         * it never does. */
+        hc->timer_mode = H2_TIMER_WRITE;
+        arm(w, c, w->set->timeout_send);
+        return;
+    }
+    end(w, hc, why);
+}
+
+void h2_conn_drain(struct worker *w, struct conn *c)
+{
+    struct h2_conn *hc = c->h2;
+    if (c->state == CONN_CLOSING || hc->goaway)
+        return;
+    /* RFC 9113 §6.8: the streams up to the last one processed are finished;
+     * nghttp2 refuses later ones, and want_read/want_write end with the
+     * last stream. */
+    hc->goaway = true;
+    nghttp2_submit_goaway(hc->session, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(hc->session), NGHTTP2_NO_ERROR,
+                          NULL, 0);
+    pump(w, hc);
+    settle(w, hc);
+}
+
+void h2_conn_free(struct worker *w, struct conn *c)
+{
+    struct h2_conn *hc = c->h2;
+    if (hc->session) {
+        h2_stream_free_all(w, hc);
+        nghttp2_session_del(hc->session);
+        hc->session = NULL;
+    }
+    c->h2 = NULL;
+}
