@@ -18,7 +18,7 @@ static inline int h3_prepare(struct server *srv)
 static inline const char *h3_describe(const struct server *srv)
 {
     (void)srv;
-    return "";
+    return "; no HTTP/3: built without ngtcp2 and nghttp3";
 }
 static inline const char *h3_versions(void)
 {

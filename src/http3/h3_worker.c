@@ -54,7 +54,7 @@ const char *h3_versions(void)
 const char *h3_describe(const struct server *srv)
 {
     if (!srv->set.http3 || !srv->h3)
-        return "; no HTTP/3 (--http3 off)";
+        return "; no HTTP/3: --http3 off";
     return srv->h3->describe;
 }
 
@@ -91,8 +91,9 @@ int h3_prepare(struct server *srv)
     }
     h->port = srv->tls_port;
     h->gso = h3_udp_probe_gso(srv->udp_fds[0]) == 0;
-    snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u (%s%s)", h->port,
-             h->gso ? "GSO" : "no GSO", set->h3_retry ? ", Retry always" : "");
+    /* No parentheses or commas: the start line's parentheses hold it. */
+    snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u %s%s", h->port,
+             h->gso ? "with GSO" : "without GSO", set->h3_retry ? " and Retry always" : "");
     snprintf(set->alt_svc, sizeof set->alt_svc, "h3=\":%u\"; ma=%u", h->port,
              set->h3_alt_svc_max_age);
     srv->h3 = h;
