@@ -9,9 +9,9 @@
  * Everything a keep-alive request costs here is one recv and one sendmsg
  * (plus a share of one epoll_wait).
  */
+#include "event/conn.h"
 #include "event/loop.h"
 #include "event/transport.h"
-#include "http1/conn.h"
 #include "http3/h3.h"
 #include "process/worker.h"
 #include "sys/sys.h"

@@ -10,7 +10,7 @@
 #ifndef PITH_LOOP_URING_INTERNAL_H
 #define PITH_LOOP_URING_INTERNAL_H
 
-#include "http1/conn.h"
+#include "event/conn.h"
 #include "process/worker.h"
 
 #include <liburing.h>

@@ -20,8 +20,8 @@
 #include "core/bytes.h"
 #include "core/proxy_proto.h"
 #include "core/realip.h"
+#include "event/conn.h"
 #include "http/exchange.h"
-#include "http1/conn.h"
 #include "process/worker.h"
 
 #include <netinet/in.h>

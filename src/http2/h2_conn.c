@@ -31,8 +31,8 @@
 
 #include "base/stats.h"
 #include "core/bytes.h"
+#include "event/conn.h"
 #include "event/transport.h"
-#include "http1/conn.h"
 #include "http2/h2_internal.h"
 #include "process/worker.h"
 #include "sys/sys.h"

@@ -23,8 +23,8 @@
 
 #include "base/stats.h"
 #include "core/bytes.h"
+#include "event/conn.h"
 #include "event/transport.h"
-#include "http1/conn.h"
 #include "http2/h2_conn.h"
 #include "http3/h3.h"
 #include "process/lockdown.h"

@@ -15,9 +15,9 @@
 #include "core/date.h"
 #include "core/http_fields.h"
 #include "core/http_parse.h"
+#include "event/conn.h"
 #include "event/loop.h"
 #include "http/filecache.h"
-#include "http1/conn.h"
 
 #include <limits.h>
 #include <sys/socket.h>

@@ -15,10 +15,10 @@
 #include "base/server.h"
 #include "base/stats.h"
 #include "core/bytes.h"
+#include "event/conn.h"
 #include "event/transport.h"
 #include "http/client.h"
 #include "http/exchange.h"
-#include "http1/conn.h"
 #include "process/worker.h"
 #include "sys/sys.h"
 

@@ -15,7 +15,7 @@
  * first byte (absolute: trickling bytes does not extend it), timeout_keepalive
  * of idleness between requests, timeout_send without send progress.
  */
-#include "http1/conn.h"
+#include "event/conn.h"
 
 #include "base/stats.h"
 #include "core/bytes.h"
