@@ -330,11 +330,12 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard
 # (fuzz/fuzz_h2.c): the server layer and the CLI's option parser, compiled
 # once each under build/fuzzlib/ (instrumented for libFuzzer, ASan, UBSan)
 # rather than inside the target's one command, so that -j spreads them;
-# the io_uring backend, the master, the status listener and main are left
-# out (the fuzz loop stands in for the first two, the target for main).
+# the io_uring backend, the worker process, the master, the status listener
+# and main are left out (the fuzz loop stands in for the first three, the
+# target for main).
 FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
               $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c \
-                src/process/master.c src/process/status.c,$(SERVER_SRC)) \
+                src/process/worker.c src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
               src/acme/acme_shared.c src/testhook/none.c
 FUZZ_H2_SRC += $(H3_SRC) # the worker calls HTTP/3's entry points (none run: no --tls-cert)
@@ -451,6 +452,7 @@ check:
 	$(STEP) test-testssl $(MAKE) test-testssl
 	$(STEP) fuzz-smoke $(MAKE) -j2 fuzz-smoke
 	$(STEP) format-check $(MAKE) format-check
+	$(STEP) rooms scripts/rooms
 	@echo "make check: all passed"
 
 # --- HTTPS test rigs (issue 10) -----------------------------------------------------------

@@ -8,7 +8,8 @@
  * request. Usage: stats_cost [ITERATIONS]
  */
 #include "base/stats.h"
-#include "process/worker.h"
+#include "base/worker.h"
+#include "http/filecache.h"
 #include "sys/sys.h"
 
 #include <stdio.h>
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 50000000;
     static struct server srv;
     static struct worker w;
+    static struct filecache cache;
+    w.cache = &cache;
     srv.stats = stats_create(0);
     w.srv = &srv;
     w.stats = &srv.stats->w[0];
@@ -46,14 +49,14 @@ int main(int argc, char **argv)
     for (int round = 0; round < 5; round++) {
         double t0 = now_ns();
         for (long i = 0; i < n; i++) {
-            w.cache.hits += 1; /* as a cache hit would */
+            w.cache->hits += 1; /* as a cache hit would */
             stats_request(w.stats, statuses[i & 3], methods[(i >> 2) & 3], 512 + (uint64_t)(i & 7));
-            stats_cache(w.stats, w.stats_base_hits, w.cache.hits, w.stats_base_misses,
-                        w.cache.misses);
+            stats_cache(w.stats, w.stats_base_hits, w.cache->hits, w.stats_base_misses,
+                        w.cache->misses);
         }
         double t1 = now_ns();
         for (long i = 0; i < n; i++) {
-            w.cache.hits += 1;
+            w.cache->hits += 1;
             sink += (uint64_t)statuses[i & 3] + methods[(i >> 2) & 3].n;
         }
         double t2 = now_ns();

@@ -50,12 +50,15 @@
 
 #include "base/server.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "cli/config.h"
+#include "event/conn.h"
+#include "event/loop.h"
 #include "event/transport.h"
-#include "http1/conn.h"
+#include "http/filecache.h"
+#include "http1/h1_conn.h"
 #include "http2/h2_conn.h"
 #include "http2/h2_internal.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -299,6 +302,32 @@ static void open_root(struct server *s)
     s->resolve = resolve_probe(vs->root_fd);
 }
 
+/* What worker.c keeps of its own (struct worker_proc) and reports up
+ * (struct loop_events), for the one connection a run has. */
+static struct filecache fuzz_cache;
+static struct fc_entry fuzz_scratch;
+static uint32_t fuzz_active;
+
+static void fuzz_closed(struct worker *wk, struct conn *c)
+{
+    (void)wk, (void)c; /* reap() frees the one connection after the run */
+}
+
+static const struct loop_events fuzz_events = {.closed = fuzz_closed};
+
+/* worker.c's accepted(), for the one connection slot. */
+static void accept_one(int fd)
+{
+    struct conn *c = &w->conns[0];
+    c->fd = fd;
+    c->tp = &transport_plain;
+    c->peer.ss_family = AF_UNSPEC;
+    require(w->loop->conn_start(w, c) == 0, "the fake loop takes the connection");
+    fuzz_active++;
+    stats_set(&w->stats->open_conns, fuzz_active);
+    conn_accepted(w, c, &h1_proto);
+}
+
 /* worker.c's worker_init without the listener, signals and lockdown. */
 static void make_worker(void)
 {
@@ -306,6 +335,9 @@ static void make_worker(void)
     require(w != NULL, "map the worker");
     w->srv = &srv;
     w->set = &srv.set;
+    w->events = &fuzz_events;
+    w->cache = &fuzz_cache;
+    w->scratch_entry = &fuzz_scratch;
     w->listen_fd = w->tls_listen_fd = w->epfd = w->sigfd = -1;
     w->nconns = srv.set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
@@ -318,7 +350,7 @@ static void make_worker(void)
         .mem_bytes = (uint64_t)srv.set.cache_size_mib << 20,
         .max_file = srv.set.cache_max_file,
     };
-    require(filecache_init(&w->cache, &fcs) == 0, "the file cache");
+    require(filecache_init(w->cache, &fcs) == 0, "the file cache");
     /* The worker lives in sys_map()'s memory, which LeakSanitizer does
      * not scan: what nghttp2 allocated for it is named here. */
     static void *keep[2];
@@ -500,14 +532,11 @@ static void tick(int64_t ms)
 /* worker.c's reap_closed, for the one connection. */
 static void reap(struct conn *c)
 {
-    w->closing = NULL;
     if (c->tp && c->tp->release)
         c->tp->release(w, c);
     conn_free(w, c);
-    c->next_free = w->free_conns;
-    w->free_conns = c;
-    w->active--;
-    stats_set(&w->stats->open_conns, w->active);
+    fuzz_active--;
+    stats_set(&w->stats->open_conns, fuzz_active);
 }
 
 /* ---- the checks on what pith wrote ---------------------------------------------------------- */
@@ -658,13 +687,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t ms = 8 * (int64_t)ctl[3];
 
     int fds_before = open_fds();
-    uint32_t cache_fds_before = w->cache.fds;
+    uint32_t cache_fds_before = w->cache->fds;
     int sv[2];
     require(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
     fk = (struct fake){.out = fk.out, .completions = (ctl[0] & F_COMPLETIONS) != 0};
     max_frame_seen = 16384;
     w->draining = false;
-    worker_accepted(w, sv[0], NULL, false);
+    accept_one(sv[0]);
     struct conn *c = fk.c;
     require(c != NULL, "the connection started");
 
@@ -707,9 +736,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_frames(fk.pending_at_close);
     require(w->pool.nfree == w->pool.next_unused, "a connection slot was not given back");
     require(w->h2->streams.nfree == w->h2->streams.next_unused, "a stream slot was not given back");
-    require(w->active == 0, "the worker still counts the connection");
+    require(fuzz_active == 0, "the worker still counts the connection");
     require(!timer_armed(&c->timer), "a freed connection's timer is armed");
-    require(open_fds() - fds_before == (int)w->cache.fds - (int)cache_fds_before,
+    require(open_fds() - fds_before == (int)w->cache->fds - (int)cache_fds_before,
             "a descriptor leaked");
     return 0;
 }

@@ -11,6 +11,8 @@
 #include "core/siphash.h"
 #include "sys/sys.h"
 
+#include <netinet/in.h>
+
 struct clients_slot {
     uint64_t key; /* 0: empty */
     uint32_t conns;
@@ -249,4 +251,27 @@ void clients_sweep(struct clients *cl, unsigned worker, int64_t now)
             remove_at(cl, t, s);
         }
     }
+}
+
+/* ---- addresses -------------------------------------------------------------------- */
+
+bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        net_addr_from_v4(out, (const unsigned char *)&in->sin_addr);
+        return true;
+    }
+    if (ss->ss_family == AF_INET6) {
+        mem_copy(out->b, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+        return true;
+    }
+    return false;
+}
+
+void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out)
+{
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
+    *in6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons(port)};
+    mem_copy(&in6->sin6_addr, a->b, 16);
 }

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct clients;
 
@@ -62,5 +63,11 @@ void clients_reset(struct clients *cl, unsigned worker);
 /* Drops worker's entries that hold nothing any more (no connection, no
  * failure in its window): a worker calls it now and then. */
 void clients_sweep(struct clients *cl, unsigned worker, int64_t now);
+
+/* An IPv4 or IPv6 socket address in the 16-byte form; false for others. */
+bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out);
+/* The 16-byte form as an AF_INET6 socket address (v4-mapped for IPv4,
+ * which the logs print as IPv4). */
+void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out);
 
 #endif

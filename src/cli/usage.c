@@ -7,12 +7,20 @@
  */
 #include "cli/config.h"
 
-/* Automatic HTTPS (issue 35): the full build's; pith-tiny refuses the
- * options and keeps its bytes. */
+/* What pith serves over, and automatic HTTPS (issue 35): the full build's
+ * words; pith-tiny says what it lacks, refuses those options, and keeps the
+ * bytes of their text. */
 #ifdef PITH_TINY
+#define INTRO                                                                                      \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"         \
+    "pith-tiny: HTTPS, HTTP/2 and ACME are the full build's (it refuses their options).\n"
 #define ACME_USAGE   ""
 #define ACME_EXAMPLE ""
 #else
+#define INTRO                                                                                      \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"       \
+    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"         \
+    "with certificates pith obtains (--acme).\n"
 #define ACME_USAGE                                                                                 \
     "      --acme EMAIL          automatic HTTPS: obtain and renew a certificate with ACME\n"      \
     "                            for every site name without a tls-cert of its own\n"              \
@@ -32,10 +40,7 @@
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
     "       pith compress [OPTIONS] ROOT   write .br/.zst/.gz variants of the files under\n"
-    "                                      ROOT (full build; pith compress --help)\n"
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1, and over\n"
-    "HTTPS with --tls-cert and --tls-key, or with certificates pith obtains (--acme).\n"
-    "\n"
+    "                                      ROOT (full build; pith compress --help)\n" INTRO "\n"
     "Options (ranges in brackets):\n"
     "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
     "                            printed at start)\n"

@@ -37,11 +37,33 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 struct worker;
 struct conn;
+
+/* What a loop (and a connection's life, conn.c) reports up to the worker
+ * that runs it: the one way the event room calls into the process
+ * (process/worker.c fills it in, w->events). */
+struct loop_events {
+    /* A connection accepted on fd (peer may be NULL: asked for lazily;
+     * tls: on the TLS listener). */
+    void (*accepted)(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls);
+    /* An accept that failed with err (-EMFILE...). */
+    void (*accept_failed)(struct worker *w, int err);
+    /* A signal read from the signalfd. */
+    void (*signal)(struct worker *w, int sig);
+    /* After a wait: read the clocks into now_ms/now_sec (and the Date). */
+    void (*clock)(struct worker *w);
+    /* c was closed; it is freed once the backend lets go of it (after this
+     * loop iteration at the earliest, on both backends). */
+    void (*closed)(struct worker *w, struct conn *c);
+    /* The UDP socket (w->udp_fd, HTTP/3's) has datagrams: the worker takes
+     * them all. */
+    void (*datagrams)(struct worker *w);
+};
 
 struct loop_ops {
     const char *name;

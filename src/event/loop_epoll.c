@@ -9,11 +9,10 @@
  * Everything a keep-alive request costs here is one recv and one sendmsg
  * (plus a share of one epoll_wait).
  */
+#include "base/worker.h"
 #include "event/conn.h"
 #include "event/loop.h"
 #include "event/transport.h"
-#include "http3/h3.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -132,10 +131,10 @@ static void accept_batch(struct worker *w, bool tls)
         if (fd == -EINTR || fd == -ECONNABORTED)
             continue;
         if (fd < 0) {
-            worker_accept_failed(w, fd);
+            w->events->accept_failed(w, fd);
             return;
         }
-        worker_accepted(w, fd, &peer, tls);
+        w->events->accepted(w, fd, &peer, tls);
     }
 }
 
@@ -214,17 +213,17 @@ static void ep_wait(struct worker *w, int timeout_ms)
 {
     struct epoll_event ev[EVENTS_MAX];
     int n = sys_epoll_wait(w->epfd, ev, EVENTS_MAX, timeout_ms, NULL);
-    worker_update_clock(w);
+    w->events->clock(w);
     for (int i = 0; i < n && !w->exit_now; i++) {
         uint64_t tag = ev[i].data.u64;
         if (tag == TAG_LISTENER || tag == TAG_TLS_LISTENER) {
             accept_batch(w, tag == TAG_TLS_LISTENER);
         } else if (tag == TAG_UDP) {
-            h3_readable(w);
+            w->events->datagrams(w);
         } else if (tag == TAG_SIGNAL) {
             int sig;
             while ((sig = sys_signalfd_read(w->sigfd)) > 0)
-                worker_signal(w, sig);
+                w->events->signal(w, sig);
         } else {
             struct conn *c = &w->conns[tag - TAG_CONN0];
             if (c->state != CONN_FREE && c->state != CONN_CLOSING)

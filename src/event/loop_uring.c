@@ -41,7 +41,6 @@
 
 #include "event/loop.h"
 #include "event/transport.h"
-#include "http3/h3.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -75,7 +74,8 @@ void uring_buf_recycle(struct uring *u, unsigned bid)
 }
 
 /* HTTP/3 (issue 34): a one-shot poll for the UDP socket's datagrams, which
- * h3_readable() then takes with recvmmsg until EAGAIN; armed again after. */
+ * the worker (loop_events.datagrams: HTTP/3) then takes with recvmmsg until EAGAIN;
+ * armed again after. */
 static void arm_udp(struct worker *w)
 {
     if (w->udp_fd < 0)
@@ -376,9 +376,9 @@ static void on_accept(struct worker *w, const struct completion *e)
     if (current && !(e->flags & IORING_CQE_F_MORE))
         u->accepting[tls] = false; /* the multishot ended (an error, or cancelled) */
     if (e->res >= 0) {
-        worker_accepted(w, e->res, NULL, tls);
+        w->events->accepted(w, e->res, NULL, tls);
     } else if (e->res != -ECANCELED) {
-        worker_accept_failed(w, e->res);
+        w->events->accept_failed(w, e->res);
         return;
     }
     if (current && !u->accepting[tls] && w->listening)
@@ -464,13 +464,13 @@ static void dispatch(struct worker *w, const struct completion *e)
     case K_ACCEPT_TLS: on_accept(w, e); break;
     case K_SIGNAL:
         if (e->res == (int32_t)sizeof(struct signalfd_siginfo))
-            worker_signal(w, (int)state(w)->sig.ssi_signo);
+            w->events->signal(w, (int)state(w)->sig.ssi_signo);
         arm_signal(w);
         break;
     case K_IGNORE: break;
     case K_ROOMSET: on_room_set(w); break;
     case K_UDP:
-        h3_readable(w);
+        w->events->datagrams(w);
         arm_udp(w);
         break;
     default: on_conn(w, e); break;
@@ -489,7 +489,7 @@ static void ur_wait(struct worker *w, int timeout_ms)
         timeout_ms = 0;
     struct __kernel_timespec ts = {timeout_ms / 1000, (long long)(timeout_ms % 1000) * 1000000};
     io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, timeout_ms >= 0 ? &ts : NULL, NULL);
-    worker_update_clock(w);
+    w->events->clock(w);
     for (;;) {
         /* Copy a batch out and hand the CQ slots back before dispatching:
          * handlers queue new work, which may complete into them. */

@@ -10,8 +10,8 @@
 #ifndef PITH_LOOP_URING_INTERNAL_H
 #define PITH_LOOP_URING_INTERNAL_H
 
+#include "base/worker.h"
 #include "event/conn.h"
-#include "process/worker.h"
 
 #include <liburing.h>
 #include <stdbool.h>

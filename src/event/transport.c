@@ -5,8 +5,9 @@
  */
 #include "event/transport.h"
 
+#include "base/worker.h"
+#include "event/conn.h"
 #include "event/loop.h"
-#include "process/worker.h"
 
 static ssize_t plain_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
                           bool more)

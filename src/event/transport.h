@@ -67,16 +67,8 @@ struct transport_ops {
 /* Plain TCP: every call goes straight to the connection or the loop. */
 extern const struct transport_ops transport_plain;
 
-/* ---- what conn.c offers a transport (the stream's bytes) ------------------------------ */
-
-/* Room in the connection's input for stream bytes (a pool slot is taken for
- * an idle connection); *room 0 when it takes none now. */
-char *conn_input_room(struct worker *w, struct conn *c, size_t *room);
-/* n stream bytes were written at conn_input_room(), or 0 / -errno as for
- * received(). Bytes that arrive while a response is in flight wait there
- * (pipelining) until it ends. */
-void conn_input_done(struct worker *w, struct conn *c, ssize_t n);
-void conn_sent(struct worker *w, struct conn *c, ssize_t n);
-void conn_writable(struct worker *w, struct conn *c);
+/* What a connection offers its transport (the stream's bytes, to its
+ * protocol) is in conn.h: conn_input_room, conn_input_done, conn_sent,
+ * conn_writable. */
 
 #endif

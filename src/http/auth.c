@@ -11,13 +11,13 @@
 #include "base/clients.h"
 #include "base/server.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/basic_auth.h"
 #include "core/bytes.h"
 #include "core/htpasswd.h"
 #include "core/siphash.h"
 #include "http/exchange.h"
 #include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <crypt.h>

@@ -14,11 +14,11 @@
 #include "http/dirlist.h"
 
 #include "base/server.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/response.h"
 #include "http/exchange.h"
 #include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>

@@ -6,13 +6,13 @@
  */
 #include "http/exchange.h"
 
+#include "base/clients.h"
 #include "base/server.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/site.h"
-#include "http/client.h"
 #include "http/filecache.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 void exchange_begin(struct exchange *x, const struct exchange_codec *codec, char *out,
@@ -113,7 +113,8 @@ void exchange_log(struct worker *w, struct exchange *x, struct sockaddr_storage 
     if (!x || !x->active || x->status == 0)
         return;
     stats_request(w->stats, x->status, x->method, x->head_sent + x->body_sent);
-    stats_cache(w->stats, w->stats_base_hits, w->cache.hits, w->stats_base_misses, w->cache.misses);
+    stats_cache(w->stats, w->stats_base_hits, w->cache->hits, w->stats_base_misses,
+                w->cache->misses);
     if (w->log.fd >= 0) {
         if (peer->ss_family == AF_UNSPEC)
             sys_peer_addr(fd, peer); /* io_uring accepts do not report it */
@@ -153,7 +154,7 @@ void exchange_release(struct worker *w, struct exchange *x)
         sys_close(x->fd);
     x->fd = -1;
     if (x->entry)
-        filecache_release(&w->cache, x->entry);
+        filecache_release(w->cache, x->entry);
     x->entry = NULL;
     x->active = false;
 }

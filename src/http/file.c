@@ -16,6 +16,7 @@
  */
 #include "http/file.h"
 
+#include "base/worker.h"
 #include "core/accept_encoding.h"
 #include "core/bytes.h"
 #include "core/cond.h"
@@ -26,7 +27,6 @@
 #include "http/exchange.h"
 #include "http/filecache.h"
 #include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 /* Where the file's bytes are: the entry's memory or a descriptor. */
@@ -300,7 +300,7 @@ static void respond(struct worker *w, struct exchange *x, struct fc_result *res,
         /* Not cached (no room): described in the worker's scratch entry,
          * whose fields are copied into the head, never referenced (it
          * keeps no HTTP/1 form). */
-        e = &w->scratch_entry;
+        e = w->scratch_entry;
         filecache_describe(&exchange_site(w, x)->fc, e, &res->st, name, w->now_sec);
         x->fd = res->fd; /* closed when the exchange ends */
         fb = (struct file_bytes){NULL, res->fd};
@@ -312,7 +312,7 @@ static void respond(struct worker *w, struct exchange *x, struct fc_result *res,
         s.cache_control = "no-cache";
         s.nimmutable = 0;
         struct sys_stat st = e->st;
-        e = &w->scratch_entry;
+        e = w->scratch_entry;
         filecache_describe(&s, e, &st, name, w->now_sec);
     }
     struct rep p;

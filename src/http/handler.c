@@ -11,6 +11,8 @@
 #include "acme/acme.h"
 #include "base/clients.h"
 #include "base/log.h"
+#include "base/worker.h"
+#include "core/authority.h"
 #include "core/bytes.h"
 #include "core/escape.h"
 #include "core/respond.h"
@@ -21,9 +23,9 @@
 #include "http/dirlist.h"
 #include "http/exchange.h"
 #include "http/file.h"
+#include "http/filecache.h"
 #include "http/reply.h"
 #include "http/sites.h"
-#include "process/worker.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 #include "testhook/testhook.h"
@@ -115,7 +117,7 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
             rel[at++] = '/';
         mem_copy(rel + at, cfg->index, in + 1);
         struct fc_result res;
-        filecache_lookup(&w->cache, &vs->fc, rel, w->now_ms, w->now_sec, &res);
+        filecache_lookup(w->cache, &vs->fc, rel, w->now_ms, w->now_sec, &res);
         if (res.entry || (res.fd >= 0 && sys_file_type(&res.st) == SYS_FILE_REGULAR)) {
             sys_close(dirfd);
             file_respond(w, x, &res, span_make(rel, at + in));
@@ -139,6 +141,41 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
     dirlist_start(w, x, dirfd, wants_json(x, t) ? LISTING_JSON : LISTING_HTML);
 }
 
+/* --redirect-http: a 308 to https://host[:tls port]/path?query for a
+ * request on the plain port. Only a host one of the certificates names
+ * (and only hostname or IP characters) is redirected to; any other Host
+ * gets a 400, so the redirect can never point elsewhere. path is the raw
+ * request path (VCHAR only, starting with '/'). */
+static void https_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
+                           const struct span *query)
+{
+    char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
+    bool ipv6;
+    if (authority_host(host, name, sizeof name, &ipv6) < 0 || !tls_names_host(w->srv->tls, name)) {
+        reply_error(w, x, 400); /* a Host none of our certificates names */
+        return;
+    }
+    struct buf b = buf_make(loc, sizeof loc);
+    buf_put_cstr(&b, ipv6 ? "https://[" : "https://");
+    buf_put_cstr(&b, name);
+    if (ipv6)
+        buf_put_char(&b, ']');
+    if (w->srv->tls_port != 443) {
+        buf_put_char(&b, ':');
+        buf_put_u64(&b, w->srv->tls_port);
+    }
+    buf_put_span(&b, path);
+    if (query) {
+        buf_put_char(&b, '?');
+        buf_put_span(&b, *query);
+    }
+    if (b.full) {
+        reply_error(w, x, 414);
+        return;
+    }
+    reply_small(w, x, 308, FIELD(LOCATION), span_make(loc, b.len), false);
+}
+
 /* ---- site features (--clean-urls, --fallback) ------------------------------------------ */
 
 /* A regular file at rel, served (with no_cache: as the fallback); false,
@@ -146,7 +183,7 @@ static void serve_directory(struct worker *w, struct exchange *x, int dirfd, con
 static bool serve_if_regular(struct worker *w, struct exchange *x, const char *rel, bool no_cache)
 {
     struct fc_result res;
-    filecache_lookup(&w->cache, &exchange_site(w, x)->fc, rel, w->now_ms, w->now_sec, &res);
+    filecache_lookup(w->cache, &exchange_site(w, x)->fc, rel, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0)
         return false;
     if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
@@ -211,7 +248,7 @@ static bool clean_redirect(struct worker *w, struct exchange *x, const struct ta
 static void release(struct worker *w, struct fc_result *res)
 {
     if (res->entry)
-        filecache_release(&w->cache, res->entry);
+        filecache_release(w->cache, res->entry);
     else
         sys_close(res->fd);
 }
@@ -219,7 +256,7 @@ static void release(struct worker *w, struct fc_result *res)
 static void serve_path(struct worker *w, struct exchange *x, const struct target *t, unsigned flags)
 {
     struct fc_result res;
-    filecache_lookup(&w->cache, &exchange_site(w, x)->fc, w->path, w->now_ms, w->now_sec, &res);
+    filecache_lookup(w->cache, &exchange_site(w, x)->fc, w->path, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0 && res.err == -ENOENT && serve_missing(w, x, flags))
         return;
     if (!res.entry && res.fd < 0) {
@@ -235,7 +272,7 @@ static void serve_path(struct worker *w, struct exchange *x, const struct target
         /* "/file.html/" names a directory that does not exist (nginx and
          * Apache agree): the kernel would say ENOTDIR. */
         if (res.entry)
-            filecache_release(&w->cache, res.entry);
+            filecache_release(w->cache, res.entry);
         else
             sys_close(res.fd);
         reply_error(w, x, 404);
@@ -394,7 +431,7 @@ void handler_request(struct worker *w, struct exchange *x, const struct http_req
     if (unlikely(w->srv->acme) && acme_challenge(w, x, t.path))
         return;
     if (w->set->redirect_http && !x->tls) {
-        tls_redirect(w, x, info->host, t.path, t.has_query ? &t.query : NULL);
+        https_redirect(w, x, info->host, t.path, t.has_query ? &t.query : NULL);
         return;
     }
     unsigned flags = 0;

@@ -9,13 +9,13 @@
 #include "http/reply.h"
 
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/respond.h"
 #include "core/response.h"
 #include "core/site.h"
 #include "http/exchange.h"
 #include "http/filecache.h"
-#include "process/worker.h"
 #include "sys/resolve.h"
 #include "sys/sys.h"
 
@@ -81,7 +81,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status,
     if (!path || x->entry || x->fd >= 0)
         return false;
     struct fc_result res;
-    filecache_lookup(&w->cache, &vs->fc, path, w->now_ms, w->now_sec, &res);
+    filecache_lookup(w->cache, &vs->fc, path, w->now_ms, w->now_sec, &res);
     if (!res.entry && res.fd < 0)
         return false;
     if (!res.entry && sys_file_type(&res.st) != SYS_FILE_REGULAR) {
@@ -92,7 +92,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status,
     if (e) {
         x->entry = e;
     } else {
-        e = &w->scratch_entry;
+        e = w->scratch_entry;
         filecache_describe(&vs->fc, e, &res.st, span_make(path, cstr_len(path)), w->now_sec);
         e->fd = -1;
         e->body = NULL;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conn.c - one connection's life: READ a head -> the handler fills an
- * exchange -> WRITE its queue through the transport -> back to READ for the
- * next (pipelined or keep-alive) request, or LINGER and close. The handler
- * decides what to send; this file only moves bytes, keeps the deadlines and
- * never re-decides a verdict.
+ * h1_conn.c - HTTP/1.1 on a connection (h1_proto, the protocol every
+ * connection begins with): READ a head -> the handler fills an exchange ->
+ * WRITE its queue through the transport -> back to READ for the next
+ * (pipelined or keep-alive) request, or a lingering close (event/conn.c).
+ * Before the first request, HTTP/2's preface (or ALPN h2) hands the
+ * connection to HTTP/2. The handler decides what to send; this file only
+ * moves bytes, keeps the deadlines and never re-decides a verdict.
  *
  * One request lifecycle: request_begin() starts every exchange (a parsed
  * head, a malformed one, or a 408), request_end() ends every one (the log
@@ -15,28 +17,28 @@
  * first byte (absolute: trickling bytes does not extend it), timeout_keepalive
  * of idleness between requests, timeout_send without send progress.
  */
-#include "event/conn.h"
+#include "http1/h1_conn.h"
 
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/h1.h"
 #include "core/http_fields.h"
 #include "core/http_parse.h"
+#include "event/client.h"
+#include "event/conn.h"
+#include "event/loop.h"
 #include "event/transport.h"
-#include "http/client.h"
+#include "http/exchange.h"
 #include "http/handler.h"
+#include "http/outq.h"
 #include "http/reply.h"
 #include "http2/h2_conn.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 #include "tls/tls.h"
 
 #include <errno.h>
 
-/* How long a closing connection may keep sending us bytes that we discard:
- * enough for the client to read our last response before our close could
- * turn into a reset that destroys it (RFC 9112 §9.6). */
-#define LINGER_MS 2000
 /* One sendfile call for the whole rest: chunking it needlessly costs
  * syscalls (lwan#334). The kernel caps a call near 2 GiB. */
 #define SENDFILE_MAX 0x7ffff000u
@@ -48,26 +50,15 @@ static char *conn_in(const struct conn *c)
 
 static void arm(struct worker *w, struct conn *c, unsigned seconds)
 {
-    timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
+    conn_arm(w, c, seconds);
 }
 
-static void take_slot(struct worker *w, struct conn *c)
-{
-    if (!c->slot) {
-        c->slot = pool_get(&w->pool);
-        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
-        c->in_len = 0;
-    }
-}
-
+/* The slot goes back only with no exchange in it: an io_uring send in
+ * flight reads the exchange's iovecs there. */
 static void release_slot(struct worker *w, struct conn *c)
 {
-    if (c->slot) {
-        PITH_ASSERT(!c->x || !c->x->active);
-        pool_put(&w->pool, c->slot);
-        c->slot = NULL;
-        c->x = NULL;
-    }
+    PITH_ASSERT(!c->x || !c->x->active);
+    conn_release_slot(w, c);
 }
 
 _Static_assert(sizeof(struct exchange) <= POOL_EXCH_SIZE, "an exchange fits its slot region");
@@ -134,74 +125,39 @@ static void request_end(struct worker *w, struct conn *c)
         exchange_release(w, c->x);
 }
 
-/* ---- opening and closing -------------------------------------------------------------- */
+/* ---- opening and closing (h1_proto) ---------------------------------------------------- */
 
-void conn_accepted(struct worker *w, struct conn *c)
+static void h1_start(struct worker *w, struct conn *c)
 {
-    c->state = CONN_READ;
-    c->slot = NULL;
-    c->in_len = c->head_len = 0;
+    c->head_len = 0;
     c->x = NULL;
     c->timed_out = false;
-    c->proxy_pending = w->set->proxy_protocol;
-    c->client_counted = c->client_limited = false;
-    if (!c->proxy_pending)
-        client_count(w, c); /* --max-conns-per-client */
-    c->proxy_missing = false;
     c->h2_possible = H2_BUILT && w->set->http2;
-    c->h2 = NULL;
-    c->duplex = false;
-    c->linger_why = CLOSE_DONE;
-    timer_init(&c->timer);
     /* A new connection must deliver its first head within the header
      * timeout, counted from the accept. */
-    c->head_started_ms = w->now_ms;
     arm(w, c, w->set->timeout_header);
     c->tp->want_read(w, c);
 }
 
-void conn_close(struct worker *w, struct conn *c, enum close_reason why)
+/* The connection is closing: the exchange in flight (a request cut short)
+ * is logged now, while what it points into is still there. */
+static void h1_closing(struct worker *w, struct conn *c)
 {
-    if (c->state == CONN_CLOSING || c->state == CONN_FREE)
-        return;
-    /* A lingering close counts for what started it. */
-    enum close_reason counted = c->state == CONN_LINGER ? c->linger_why : why;
-    w->closes[counted]++;
-    stats_add(&w->stats->closes[counted], 1);
     log_exchange(w, c);
-    timer_cancel(&w->wheel, &c->timer);
-    if (c->tp->ending && c->state != CONN_LINGER)
-        c->tp->ending(w, c);
-    c->state = CONN_CLOSING;
-    /* The exchange and the slot stay until the backend lets go of them:
-     * an io_uring send in flight still reads them (conn_free). */
-    w->loop->close(w, c);
-    worker_conn_closed(w, c);
 }
 
-void conn_free(struct worker *w, struct conn *c)
+/* Bytes of the answer in flight are still to be sent. */
+static bool h1_owes(const struct conn *c)
 {
-    client_uncount(w, c);
-    if (c->h2)
-        h2_conn_free(w, c);
+    return c->x && c->x->active && !outq_empty(&c->x->q);
+}
+
+/* The backend let go: the exchange's cache entry, descriptor and body
+ * source go back (the slot goes after, in conn_free). */
+static void h1_release(struct worker *w, struct conn *c)
+{
     if (c->x)
         exchange_release(w, c->x);
-    release_slot(w, c);
-    c->fd = -1;
-    c->state = CONN_FREE;
-}
-
-void conn_linger(struct worker *w, struct conn *c, enum close_reason why)
-{
-    release_slot(w, c);
-    if (c->tp->ending)
-        c->tp->ending(w, c);
-    sys_shutdown_write(c->fd);
-    c->state = CONN_LINGER;
-    c->duplex = false; /* nothing more is sent */
-    c->linger_why = why;
-    timer_arm(&w->wheel, &c->timer, w->now_ms + LINGER_MS);
-    c->tp->want_read(w, c);
 }
 
 /* ---- sending -------------------------------------------------------------------- */
@@ -389,8 +345,9 @@ static void process_input(struct worker *w, struct conn *c)
             reply_error(w, c->x, (int)-r);
         } else {
             c->head_len = (uint32_t)r;
-            client_real_ip(w, c, c->x, &w->req);
-            c->x->client_key = client_key_of(w, c, c->x); /* limits, auth's failures */
+            struct exchange *x = c->x;
+            x->client_set = client_real_ip(w, c, &w->req, &x->client);
+            x->client_key = client_key_of(w, c, x->client_set ? &x->client : NULL);
             if (c->client_limited) {
                 reply_client_limit(w, c->x); /* over --max-conns-per-client */
             } else {
@@ -402,12 +359,10 @@ static void process_input(struct worker *w, struct conn *c)
     } while (drive(w, c) == 1 && response_done(w, c));
 }
 
-char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
+static char *h1_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    if (c->h2 && c->state != CONN_LINGER)
-        return h2_conn_input_room(w, c, room);
     if (c->state == CONN_READ) {
-        take_slot(w, c);
+        conn_take_slot(w, c);
     } else if (c->state != CONN_WRITE || !c->slot) {
         *room = 0;
         return NULL;
@@ -416,22 +371,9 @@ char *conn_input_room(struct worker *w, struct conn *c, size_t *room)
     return conn_in(c) + c->in_len;
 }
 
-void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
+static void h1_input_done(struct worker *w, struct conn *c, ssize_t n)
 {
-    if (c->h2 && c->state != CONN_LINGER) {
-        h2_conn_input_done(w, c, n);
-        return;
-    }
     switch (c->state) {
-    case CONN_LINGER:
-        /* Whatever the client still sends after our last response is
-         * dropped (by the backend); its end (or an error) ends the
-         * connection. */
-        if (n > 0 || n == -EAGAIN || n == -EINTR)
-            c->tp->want_read(w, c);
-        else
-            conn_close(w, c, c->linger_why);
-        return;
     case CONN_WRITE:
         /* Pipelined bytes while a response is in flight: parsed when it
          * ends. The end of the stream is reported again once we read. */
@@ -467,22 +409,14 @@ void conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     process_input(w, c);
 }
 
-void conn_writable(struct worker *w, struct conn *c)
+static void h1_writable(struct worker *w, struct conn *c)
 {
-    if (c->h2 && c->state != CONN_LINGER) {
-        h2_conn_writable(w, c);
-        return;
-    }
     if (c->state == CONN_WRITE && drive(w, c) == 1 && response_done(w, c))
         process_input(w, c);
 }
 
-void conn_sent(struct worker *w, struct conn *c, ssize_t n)
+static void h1_sent(struct worker *w, struct conn *c, ssize_t n)
 {
-    if (c->h2 && c->state != CONN_LINGER) {
-        h2_conn_sent(w, c, n);
-        return;
-    }
     if (c->state != CONN_WRITE)
         return;
     if (n == -EAGAIN || n == -EINTR) {
@@ -497,17 +431,11 @@ void conn_sent(struct worker *w, struct conn *c, ssize_t n)
     }
     outq_consume(&c->x->q, (uint64_t)n, &c->x->head_sent, &c->x->body_sent);
     arm(w, c, w->set->timeout_send);
-    conn_writable(w, c);
+    h1_writable(w, c);
 }
 
-void conn_on_timeout(struct worker *w, struct conn *c)
+static void h1_timeout(struct worker *w, struct conn *c)
 {
-    if (c->tp->timeout && c->tp->timeout(w, c))
-        return; /* a stream that was never set up: nothing to answer */
-    if (c->h2 && c->state != CONN_LINGER) {
-        h2_conn_on_timeout(w, c);
-        return;
-    }
     /* A PROXY header that did not arrive whole is no HTTP request to
      * answer with a 408: the connection just closes. */
     if (c->state == CONN_READ && c->in_len > 0 && !c->timed_out && !c->proxy_pending) {
@@ -526,7 +454,7 @@ void conn_on_timeout(struct worker *w, struct conn *c)
         conn_close(w, c, CLOSE_SHUTDOWN); /* idle through conn_drain's window */
         return;
     }
-    conn_close(w, c, c->state == CONN_LINGER ? c->linger_why : CLOSE_TIMEOUT);
+    conn_close(w, c, CLOSE_TIMEOUT);
 }
 
 /* An idle connection may have a request on the way when a drain begins:
@@ -537,14 +465,24 @@ void conn_on_timeout(struct worker *w, struct conn *c)
 #define DRAIN_IDLE_MS 500
 
 /* SIGTERM: idle connections get DRAIN_IDLE_MS to send a request, then close
- * (conn_on_timeout); the others finish their response and then close
+ * (h1_timeout); the others finish their response and then close
  * (response_done sees w->draining). */
-void conn_drain(struct worker *w, struct conn *c)
+static void h1_drain(struct worker *w, struct conn *c)
 {
-    if (c->h2 && c->state != CONN_LINGER) {
-        h2_conn_drain(w, c);
-        return;
-    }
     if (c->state == CONN_READ && c->in_len == 0)
         timer_arm(&w->wheel, &c->timer, w->now_ms + DRAIN_IDLE_MS);
 }
+
+const struct conn_proto h1_proto = {
+    .name = "HTTP/1.1",
+    .start = h1_start,
+    .input_room = h1_input_room,
+    .input_done = h1_input_done,
+    .sent = h1_sent,
+    .writable = h1_writable,
+    .timeout = h1_timeout,
+    .drain = h1_drain,
+    .owes = h1_owes,
+    .closing = h1_closing,
+    .release = h1_release,
+};

@@ -30,11 +30,12 @@
 #include "http2/h2_conn.h"
 
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "event/conn.h"
+#include "event/loop.h"
 #include "event/transport.h"
 #include "http2/h2_internal.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 #include "tls/tls.h"
 
@@ -81,15 +82,6 @@ char *h2_out_tail(struct h2_conn *hc)
     return out_buf(hc) + hc->out_len;
 }
 
-static void take_slot(struct worker *w, struct conn *c)
-{
-    if (!c->slot) {
-        c->slot = pool_get(&w->pool);
-        PITH_ASSERT(c->slot != NULL); /* the pool has a slot per connection */
-        c->in_len = 0;
-    }
-}
-
 /* nghttp2's frames other than DATA: copied whole or in part (nghttp2 keeps
  * the rest and offers it again), never past the buffer's end. */
 static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
@@ -110,14 +102,14 @@ static void produce(struct worker *w, struct h2_conn *hc)
 {
     if (hc->failed)
         return;
-    take_slot(w, hc->c);
+    conn_take_slot(w, hc->c);
     if (nghttp2_session_send(hc->session) != 0)
         hc->failed = true;
 }
 
 static void arm(struct worker *w, struct conn *c, unsigned seconds)
 {
-    timer_arm(&w->wheel, &c->timer, w->now_ms + (int64_t)seconds * 1000);
+    conn_arm(w, c, seconds);
 }
 
 /* Writes the buffer, refilling it whenever all of it went, until the
@@ -246,8 +238,7 @@ static void settle(struct worker *w, struct h2_conn *hc)
         return;
     }
     if (c->slot && hc->out_len == 0) {
-        pool_put(&w->pool, c->slot); /* idle: hold no buffer */
-        c->slot = NULL;
+        conn_release_slot(w, c); /* idle: hold no buffer */
     }
     if (!hc->peer_ended)
         c->tp->want_read(w, c);
@@ -506,9 +497,12 @@ enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, s
     return n < PREFACE_LEN ? H2_ENTRY_MORE : H2_ENTRY_YES;
 }
 
+static const struct conn_proto h2_proto;
+
 void h2_conn_start(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = conn_record(w, c);
+    c->proto = &h2_proto; /* from now on every event of c is HTTP/2's */
     *hc = (struct h2_conn){
         .w = w,
         .c = c,
@@ -545,7 +539,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
     settle(w, hc);
 }
 
-char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
+static char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
     if (c->state == CONN_CLOSING || c->h2->peer_ended) {
         *room = 0;
@@ -557,7 +551,7 @@ char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
     return w->h2->rx; /* fed to nghttp2 at once (input_done): shared by the worker */
 }
 
-void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
+static void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
 {
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
@@ -579,7 +573,7 @@ void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
     settle(w, hc);
 }
 
-void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
+static void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
 {
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
@@ -599,7 +593,7 @@ void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
     settle(w, hc);
 }
 
-void h2_conn_writable(struct worker *w, struct conn *c)
+static void h2_conn_writable(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
@@ -609,7 +603,7 @@ void h2_conn_writable(struct worker *w, struct conn *c)
     settle(w, hc);
 }
 
-void h2_conn_on_timeout(struct worker *w, struct conn *c)
+static void h2_conn_on_timeout(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
@@ -635,7 +629,7 @@ void h2_conn_on_timeout(struct worker *w, struct conn *c)
     end(w, hc, why);
 }
 
-void h2_conn_drain(struct worker *w, struct conn *c)
+static void h2_conn_drain(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING || hc->goaway)
@@ -651,7 +645,7 @@ void h2_conn_drain(struct worker *w, struct conn *c)
     settle(w, hc);
 }
 
-void h2_conn_free(struct worker *w, struct conn *c)
+static void h2_conn_free(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = c->h2;
     if (hc->session) {
@@ -661,3 +655,32 @@ void h2_conn_free(struct worker *w, struct conn *c)
     }
     c->h2 = NULL;
 }
+
+/* Nothing is logged at the close: each stream's line is written when it
+ * goes (h2_conn_free, h2_stream.c), as every HTTP/2 answer is its own. */
+static void h2_conn_closing(struct worker *w, struct conn *c)
+{
+    (void)w, (void)c;
+}
+
+/* A cut HTTP/2 answer is told by its missing END_STREAM, whatever the
+ * transport says at the close. */
+static bool h2_conn_owes(const struct conn *c)
+{
+    (void)c;
+    return false;
+}
+
+static const struct conn_proto h2_proto = {
+    .name = "HTTP/2",
+    .start = h2_conn_start,
+    .input_room = h2_conn_input_room,
+    .input_done = h2_conn_input_done,
+    .sent = h2_conn_sent,
+    .writable = h2_conn_writable,
+    .timeout = h2_conn_on_timeout,
+    .drain = h2_conn_drain,
+    .owes = h2_conn_owes,
+    .closing = h2_conn_closing,
+    .release = h2_conn_free,
+};

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * h2_conn.h - one HTTP/2 connection (RFC 9113), the second protocol above
- * the transport seam beside conn.c's HTTP/1. A connection becomes HTTP/2
- * before its first request: ALPN "h2" on the TLS port, or the 24-byte
+ * the transport seam beside HTTP/1 (http1/h1_conn.c). A connection becomes
+ * HTTP/2 before its first request: ALPN "h2" on the TLS port, or the 24-byte
  * connection preface on the plain port (h2c by prior knowledge; an
- * `Upgrade: h2c` request stays HTTP/1.1). From then on conn.c's entry points
- * hand the connection here: nghttp2 (framing, HPACK, flow control) reads
- * the stream's bytes, h2_stream.c turns each stream into the same exchange
- * and handler call HTTP/1 makes, and this file owns the one bounded output
- * buffer every stream's frames are written into, the timers, the limits the
- * hostile-peer list needs and the graceful drain (docs/DESIGN.md §1,
- * "HTTP/2").
+ * `Upgrade: h2c` request stays HTTP/1.1). From then on the connection's
+ * protocol is HTTP/2's (h2_proto, a struct conn_proto): nghttp2 (framing, HPACK, flow control)
+ * reads the stream's bytes, h2_stream.c turns each stream into the same exchange and handler call
+ * HTTP/1 makes, and this file owns the one bounded output buffer every stream's frames are written
+ * into, the timers, the limits the hostile-peer list needs and the graceful drain (docs/DESIGN.md
+ * §1, "HTTP/2").
  */
 #ifndef PITH_H2_CONN_H
 #define PITH_H2_CONN_H
@@ -47,20 +46,10 @@ void h2_worker_exit(struct worker *w);
 /* Whether c, which has received in[0..n) and no request yet, speaks HTTP/2. */
 enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, size_t n);
 
-/* c becomes HTTP/2: its slot holds c->in_len received bytes (the preface
- * and whatever followed), fed to the session at once. */
+/* c becomes HTTP/2 (its protocol is h2_proto from now on): its slot holds
+ * c->in_len received bytes (the preface and whatever followed), fed to the
+ * session at once. */
 void h2_conn_start(struct worker *w, struct conn *c);
-
-/* conn.c's transport entry points, for an HTTP/2 connection (transport.h). */
-char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room);
-void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n);
-void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n);
-void h2_conn_writable(struct worker *w, struct conn *c);
-void h2_conn_on_timeout(struct worker *w, struct conn *c);
-/* SIGTERM: GOAWAY with the last stream id, finish the open streams, close. */
-void h2_conn_drain(struct worker *w, struct conn *c);
-/* The backend let go of c: the session, the streams and their work go. */
-void h2_conn_free(struct worker *w, struct conn *c);
 
 #endif
 #endif

@@ -22,8 +22,9 @@
  */
 #include "http2/h2_internal.h"
 
+#include "base/worker.h"
 #include "core/core.h"
-#include "process/worker.h"
+#include "event/conn.h"
 
 #include <malloc.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * h2_none.h - h2_conn.h for pith-tiny, which has no nghttp2: config.c
- * refuses --http2 and --h2-max-streams there, conn.c never sees HTTP/2
- * (H2_BUILT is false, so c->h2_possible stays false) and the calls below
- * are never reached.
+ * refuses --http2 and --h2-max-streams there, HTTP/1 never hands a
+ * connection over (H2_BUILT is false, so c->h2_possible stays false) and
+ * the calls below are never reached.
  */
 #ifndef PITH_H2_NONE_H
 #define PITH_H2_NONE_H
@@ -34,35 +34,4 @@ static inline void h2_conn_start(struct worker *w, struct conn *c)
 {
     (void)w, (void)c;
 }
-static inline char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
-{
-    (void)w, (void)c;
-    *room = 0;
-    return NULL;
-}
-static inline void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
-{
-    (void)w, (void)c, (void)n;
-}
-static inline void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
-{
-    (void)w, (void)c, (void)n;
-}
-static inline void h2_conn_writable(struct worker *w, struct conn *c)
-{
-    (void)w, (void)c;
-}
-static inline void h2_conn_on_timeout(struct worker *w, struct conn *c)
-{
-    (void)w, (void)c;
-}
-static inline void h2_conn_drain(struct worker *w, struct conn *c)
-{
-    (void)w, (void)c;
-}
-static inline void h2_conn_free(struct worker *w, struct conn *c)
-{
-    (void)w, (void)c;
-}
-
 #endif

@@ -26,17 +26,18 @@
 #include "http2/h2_internal.h"
 
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/field_list.h"
 #include "core/http_fields.h"
 #include "core/http_parse.h"
+#include "event/client.h"
 #include "event/conn.h"
+#include "event/loop.h"
 #include "event/transport.h"
-#include "http/client.h"
 #include "http/exchange.h"
 #include "http/handler.h"
 #include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 #include "tls/tls.h"
 
@@ -361,8 +362,9 @@ static void answer(struct worker *w, struct h2_stream *st)
         reply_error(w, st->x, st->too_big ? 431 : st->refuse);
         return;
     }
-    client_real_ip(w, c, st->x, &rq->req);
-    st->x->client_key = client_key_of(w, c, st->x);
+    struct exchange *x = st->x;
+    x->client_set = client_real_ip(w, c, &rq->req, &x->client);
+    x->client_key = client_key_of(w, c, x->client_set ? &x->client : NULL);
     if (c->client_limited) {
         reply_client_limit(w, st->x);
         return;

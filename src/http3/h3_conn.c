@@ -23,7 +23,7 @@
 #include "http3/h3_internal.h"
 
 #include "base/server.h"
-#include "process/worker.h"
+#include "base/worker.h"
 #include "sys/sys.h"
 
 #include <ngtcp2/ngtcp2_crypto.h>

@@ -31,6 +31,7 @@
 
 #include "base/pool.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/field_list.h"
 #include "core/http_fields.h"
@@ -38,7 +39,6 @@
 #include "http/exchange.h"
 #include "http/handler.h"
 #include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <string.h>

@@ -18,8 +18,8 @@
 
 #include "base/log.h"
 #include "base/server.h"
+#include "base/worker.h"
 #include "core/vhost.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 #include "tls/tls.h"
 

@@ -12,8 +12,8 @@
 #include "base/log.h"
 #include "base/pool.h"
 #include "base/server.h"
+#include "base/worker.h"
 #include "core/bytes.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>

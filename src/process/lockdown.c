@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/server.h"
 #include "core/bytes.h"
+#include "event/loop.h"
 #include "process/worker.h"
 #include "sys/sandbox.h"
 #include "sys/sys.h"

@@ -24,7 +24,10 @@
 #include "base/stats.h"
 #include "core/bytes.h"
 #include "event/conn.h"
+#include "event/loop.h"
 #include "event/transport.h"
+#include "http/filecache.h"
+#include "http1/h1_conn.h"
 #include "http2/h2_conn.h"
 #include "http3/h3.h"
 #include "process/lockdown.h"
@@ -37,7 +40,27 @@
 
 static const int worker_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
-void worker_update_clock(struct worker *w)
+/* The worker process's own state, around what every room sees (struct
+ * worker, base/worker.h): the connection table's free and closing lists,
+ * the drain's deadline, the accept pause, and the file cache's storage. */
+struct worker_proc {
+    struct worker w;
+    struct conn *free_conns;
+    struct conn *closing; /* closed, waiting for the backend to let go */
+    uint32_t active;      /* connections open */
+    int64_t drain_deadline_ms;
+    int64_t accept_retry_ms; /* after EMFILE: when to try accepting again */
+    bool accept_failure_logged;
+    struct filecache cache;
+    struct fc_entry scratch_entry;
+};
+
+static struct worker_proc *proc_of(struct worker *w)
+{
+    return (struct worker_proc *)(void *)((char *)w - offsetof(struct worker_proc, w));
+}
+
+static void update_clock(struct worker *w)
 {
     w->now_ms = sys_now_ms();
     int64_t sec = sys_now_real();
@@ -55,42 +78,45 @@ static void worker_set_listening(struct worker *w, bool on)
     w->listening = on;
 }
 
-void worker_accept_failed(struct worker *w, int err)
+static void accept_failed(struct worker *w, int err)
 {
+    struct worker_proc *p = proc_of(w);
     /* Out of descriptors or memory: stop accepting for a moment rather
      * than spin on a listener that stays readable. */
-    if (!w->accept_failure_logged)
+    if (!p->accept_failure_logged)
         log_error_errno("accept4 (new connections wait until a descriptor frees, or 1 s)", NULL,
                         err);
-    w->accept_failure_logged = true; /* once until an accept succeeds again */
+    p->accept_failure_logged = true; /* once until an accept succeeds again */
     worker_set_listening(w, false);
-    w->accept_retry_ms = w->now_ms + 1000;
+    p->accept_retry_ms = w->now_ms + 1000;
 }
 
-static bool worker_can_accept(const struct worker *w)
+static bool worker_can_accept(struct worker *w)
 {
-    return !w->draining && (w->free_conns || w->next_unused < w->nconns);
+    return !w->draining && (proc_of(w)->free_conns || w->next_unused < w->nconns);
 }
 
-void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls)
+static void accepted(struct worker *w, int fd, const struct sockaddr_storage *peer, bool tls)
 {
+    struct worker_proc *p = proc_of(w);
     /* While draining, a connection the kernel accepted for us (io_uring,
      * before the accept's cancellation) is served like any other (its
      * response says Connection: close): dropped, its client would fail
      * where the workers sharing the listener would have served it. */
-    if (!w->free_conns && w->next_unused >= w->nconns) {
+    if (!p->free_conns && w->next_unused >= w->nconns) {
         sys_close(fd); /* accepted in the same batch as the last free slot */
         return;
     }
-    if (!w->free_conns) {
+    if (!p->free_conns) {
         struct conn *fresh = &w->conns[w->next_unused++];
         fresh->state = CONN_FREE;
         fresh->next_free = NULL;
-        w->free_conns = fresh;
+        fresh->proto = NULL;
+        p->free_conns = fresh;
     }
-    struct conn *c = w->free_conns;
-    w->free_conns = c->next_free;
-    w->accept_failure_logged = false;
+    struct conn *c = p->free_conns;
+    p->free_conns = c->next_free;
+    p->accept_failure_logged = false;
     c->fd = fd;
     c->tp = tls ? &transport_tls : &transport_plain;
     if (peer)
@@ -105,30 +131,32 @@ void worker_accepted(struct worker *w, int fd, const struct sockaddr_storage *pe
     sys_set_nodelay(fd);
     if (w->loop->conn_start(w, c) < 0) {
         sys_close(fd);
-        c->next_free = w->free_conns;
-        w->free_conns = c;
+        c->next_free = p->free_conns;
+        p->free_conns = c;
         return;
     }
-    w->active++;
-    stats_set(&w->stats->open_conns, w->active);
-    conn_accepted(w, c);
+    p->active++;
+    stats_set(&w->stats->open_conns, p->active);
+    conn_accepted(w, c, &h1_proto); /* HTTP/1 until ALPN h2 or the preface says otherwise */
     if (tls && tls_conn_start(w, c) < 0)
         conn_close(w, c, CLOSE_ERROR);
     if (!worker_can_accept(w))
         worker_set_listening(w, false); /* at --max-conns: back when one closes */
 }
 
-void worker_conn_closed(struct worker *w, struct conn *c)
+static void conn_closed(struct worker *w, struct conn *c)
 {
-    c->next_free = w->closing;
-    w->closing = c;
+    struct worker_proc *p = proc_of(w);
+    c->next_free = p->closing;
+    p->closing = c;
 }
 
 /* Frees the closed connections the backend has let go of: their slots are
  * free again, and the listener may take new connections. */
 static void reap_closed(struct worker *w)
 {
-    struct conn **pp = &w->closing;
+    struct worker_proc *p = proc_of(w);
+    struct conn **pp = &p->closing;
     bool freed = false;
     while (*pp) {
         struct conn *c = *pp;
@@ -140,16 +168,16 @@ static void reap_closed(struct worker *w)
         if (c->tp && c->tp->release)
             c->tp->release(w, c);
         conn_free(w, c);
-        c->next_free = w->free_conns;
-        w->free_conns = c;
-        w->active--;
-        stats_set(&w->stats->open_conns, w->active);
+        c->next_free = p->free_conns;
+        p->free_conns = c;
+        p->active--;
+        stats_set(&w->stats->open_conns, p->active);
         freed = true;
     }
     /* A freed connection also gives back a descriptor: try accepting again
      * at once rather than at the end of an out-of-descriptors pause. */
     if (freed && !w->draining) {
-        w->accept_retry_ms = 0;
+        p->accept_retry_ms = 0;
         worker_set_listening(w, true);
     }
 }
@@ -159,7 +187,7 @@ static void start_drain(struct worker *w)
     stats_set(&w->stats->up, 0); /* /healthz: no longer accepting */
     worker_set_listening(w, false);
     w->draining = true;
-    w->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
+    proc_of(w)->drain_deadline_ms = w->now_ms + (int64_t)w->set->grace * 1000;
     if (w->listen_fd >= 0)
         sys_close(w->listen_fd);
     if (w->tls_listen_fd >= 0)
@@ -171,7 +199,7 @@ static void start_drain(struct worker *w)
     h3_drain(w);
 }
 
-void worker_signal(struct worker *w, int sig)
+static void on_signal(struct worker *w, int sig)
 {
     if (sig == SIGHUP || sig == SIGUSR1) {
         access_log_reopen(&w->log);
@@ -197,7 +225,7 @@ static int loop_timeout(struct worker *w)
     if (tls_has_ready(w))
         return 0; /* bytes OpenSSL already holds are handed over first */
     int t = h3_timeout(w, timer_next_timeout(&w->wheel, w->now_ms));
-    bool need_second = w->log.len || w->accept_retry_ms || w->draining;
+    bool need_second = w->log.len || proc_of(w)->accept_retry_ms || w->draining;
     if (need_second && (t < 0 || t > 1000))
         t = w->draining ? 250 : 1000;
     return t;
@@ -205,6 +233,7 @@ static int loop_timeout(struct worker *w)
 
 static void run_loop(struct worker *w)
 {
+    struct worker_proc *p = proc_of(w);
     for (;;) {
         w->loop->wait(w, loop_timeout(w));
         if (w->exit_now)
@@ -214,13 +243,13 @@ static void run_loop(struct worker *w)
         h3_expire(w);
         reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
-        if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
-            w->accept_retry_ms = 0;
+        if (p->accept_retry_ms && w->now_ms >= p->accept_retry_ms) {
+            p->accept_retry_ms = 0;
             if (!w->draining && worker_can_accept(w))
                 worker_set_listening(w, true);
         }
-        if (w->draining && ((w->active == 0 && h3_active(w) == 0 && !w->loop->accept_busy(w)) ||
-                            w->now_ms >= w->drain_deadline_ms))
+        if (w->draining && ((p->active == 0 && h3_active(w) == 0 && !w->loop->accept_busy(w)) ||
+                            w->now_ms >= p->drain_deadline_ms))
             return;
     }
 }
@@ -236,9 +265,22 @@ static void stats_start(struct worker *w)
     stats_set(&w->stats->up, 1);
 }
 
+static const struct loop_events worker_events = {
+    .accepted = accepted,
+    .accept_failed = accept_failed,
+    .signal = on_signal,
+    .clock = update_clock,
+    .closed = conn_closed,
+    .datagrams = h3_readable,
+};
+
 static int worker_init(struct worker *w, const struct server *srv, unsigned index)
 {
+    struct worker_proc *p = proc_of(w);
     w->srv = srv;
+    w->events = &worker_events;
+    w->cache = &p->cache;
+    w->scratch_entry = &p->scratch_entry;
     w->set = &srv->set;
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
@@ -254,7 +296,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     /* Slots are handed out from the free list, then from the untouched
      * tail (next_unused), so a table sized for 20,000 connections costs
      * resident memory only for those that ever existed. */
-    w->free_conns = NULL;
+    p->free_conns = NULL;
     w->next_unused = 0;
     int r = access_log_open(&w->log, srv->set.log, srv->set.log_json);
     if (r < 0) {
@@ -269,7 +311,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         .mem_bytes = (uint64_t)cfg->cache_size_mib << 20,
         .max_file = cfg->cache_max_file,
     };
-    if (filecache_init(&w->cache, &fcs) < 0) {
+    if (filecache_init(w->cache, &fcs) < 0) {
         log_error("worker: cannot reserve memory for the file cache");
         return -1;
     }
@@ -283,7 +325,7 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     }
     if (sys_random(w->boundary_seed, sizeof w->boundary_seed) < 0)
         w->boundary_seed[0] = (uint64_t)sys_now_ms() ^ ((uint64_t)sys_getpid() << 32);
-    worker_update_clock(w);
+    update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
     /* Every descriptor and mapping is in place: from here the worker only
      * serves, as --user, confined (lockdown.h). */
@@ -350,8 +392,11 @@ int worker_run(const struct server *srv, unsigned index)
     sys_die_with_parent(SIGTERM);
     if (sys_getppid() != srv->master_pid)
         return 1;
-    struct worker *w = sys_map(sizeof *w);
-    if (!w || worker_init(w, srv, index) < 0)
+    struct worker_proc *p = sys_map(sizeof *p);
+    if (!p)
+        return 1;
+    struct worker *w = &p->w;
+    if (worker_init(w, srv, index) < 0)
         return 1;
     report_ready(srv);
     run_loop(w);

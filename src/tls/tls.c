@@ -9,17 +9,17 @@
  * certificate, a key or a ticket key.
  */
 #include "tls/tls.h"
+#include "event/loop.h"
 #include "tls/tls_internal.h"
 
 #include "base/log.h"
 #include "base/server.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
+#include "event/client.h"
 #include "event/conn.h"
 #include "event/transport.h"
-#include "http/client.h"
-#include "http/exchange.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <errno.h>
@@ -83,10 +83,11 @@ static struct tls_conn *tconn(struct worker *w, const struct conn *c)
     return &w->tls->tc[c - w->conns];
 }
 
-/* A response is under way: some of it is still to be sent. */
+/* A response is under way: some of it is still to be sent (the
+ * protocol's word). */
 static bool in_response(const struct conn *c)
 {
-    return c->x && c->x->active && !outq_empty(&c->x->q);
+    return c->proto && c->proto->owes(c);
 }
 
 static bool take_buf(struct tls_worker *tw, struct tls_conn *tc)

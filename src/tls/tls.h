@@ -118,13 +118,10 @@ bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c);
  * access log's "tls"), or NULL when c is not TLS or still in its handshake. */
 const char *tls_conn_version(const struct worker *w, const struct conn *c);
 
-/* --redirect-http: a 308 to https://host[:tls port]/path?query for a
- * request on the plain port. Only a host one of the certificates names
- * (and only hostname or IP characters) is redirected to; any other Host
- * gets a 400, so the redirect can never point elsewhere. path is the raw
- * request path (VCHAR only, starting with '/'). */
-void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
-                  const struct span *query);
+/* --redirect-http: whether one of the certificates names host (a DNS
+ * name or an address; lowercase, NUL-terminated), or an ACME name whose
+ * certificate is on its way: only such a host is redirected to. */
+bool tls_names_host(const struct tls_server *ts, const char *host);
 
 extern const struct transport_ops transport_tls;
 

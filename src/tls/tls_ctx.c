@@ -17,12 +17,11 @@
 #include "acme/acme.h"
 #include "base/log.h"
 #include "base/server.h"
+#include "base/worker.h"
 #include "core/authority.h"
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "core/vhost.h"
-#include "http/reply.h"
-#include "process/worker.h"
 #include "sys/sys.h"
 
 #include <openssl/bio.h>
@@ -694,8 +693,7 @@ bool tls_published_pair(const struct tls_server *ts, uint32_t gen, unsigned i, c
 
 /* ---- --redirect-http ---------------------------------------------------------------- */
 
-/* Whether one of the certificates names host (a DNS name or an address). */
-static bool certs_name(const struct tls_server *ts, const char *host)
+bool tls_names_host(const struct tls_server *ts, const char *host)
 {
     for (unsigned i = 0; i < ts->nctx; i++) {
         if (ts->set->tls_acme[i] && strcmp(ts->set->tls_acme[i], host) == 0)
@@ -707,36 +705,6 @@ static bool certs_name(const struct tls_server *ts, const char *host)
     }
     ERR_clear_error();
     return false;
-}
-
-void tls_redirect(struct worker *w, struct exchange *x, struct span host, struct span path,
-                  const struct span *query)
-{
-    char name[256], loc[HTTP_MAX_REQUEST_LINE + 320];
-    bool ipv6;
-    if (authority_host(host, name, sizeof name, &ipv6) < 0 || !certs_name(w->srv->tls, name)) {
-        reply_error(w, x, 400); /* a Host none of our certificates names */
-        return;
-    }
-    struct buf b = buf_make(loc, sizeof loc);
-    buf_put_cstr(&b, ipv6 ? "https://[" : "https://");
-    buf_put_cstr(&b, name);
-    if (ipv6)
-        buf_put_char(&b, ']');
-    if (w->srv->tls_port != 443) {
-        buf_put_char(&b, ':');
-        buf_put_u64(&b, w->srv->tls_port);
-    }
-    buf_put_span(&b, path);
-    if (query) {
-        buf_put_char(&b, '?');
-        buf_put_span(&b, *query);
-    }
-    if (b.full) {
-        reply_error(w, x, 414);
-        return;
-    }
-    reply_small(w, x, 308, FIELD(LOCATION), span_make(loc, b.len), false);
 }
 
 /* ---- the end ----------------------------------------------------------------------- */

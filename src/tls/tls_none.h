@@ -111,10 +111,10 @@ static inline const char *tls_conn_version(const struct worker *w, const struct 
     return NULL;
 }
 /* --redirect-http is refused in pith-tiny. */
-static inline void tls_redirect(struct worker *w, struct exchange *x, struct span host,
-                                struct span path, const struct span *query)
+static inline bool tls_names_host(const struct tls_server *ts, const char *host)
 {
-    (void)w, (void)x, (void)host, (void)path, (void)query;
+    (void)ts, (void)host;
+    return false;
 }
 /* No connection is ever accepted on a TLS listener (there is none), so
  * worker_accepted()'s choice of transport is always the plain one. */

@@ -13,39 +13,17 @@
  * header comes in clear before the ClientHello: the TLS transport reads it
  * from its ciphertext buffer with the same function, before the handshake.
  */
-#include "http/client.h"
+#include "event/client.h"
 
 #include "base/clients.h"
 #include "base/stats.h"
+#include "base/worker.h"
 #include "core/bytes.h"
 #include "core/proxy_proto.h"
 #include "core/realip.h"
 #include "event/conn.h"
-#include "http/exchange.h"
-#include "process/worker.h"
 
 #include <netinet/in.h>
-
-bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out)
-{
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-        net_addr_from_v4(out, (const unsigned char *)&in->sin_addr);
-        return true;
-    }
-    if (ss->ss_family == AF_INET6) {
-        mem_copy(out->b, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-        return true;
-    }
-    return false;
-}
-
-void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out)
-{
-    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)out;
-    *in6 = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons(port)};
-    mem_copy(&in6->sin6_addr, a->b, 16);
-}
 
 static void count_as(struct worker *w, struct conn *c, const struct net_addr *a);
 
@@ -96,22 +74,23 @@ enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in,
     return CLIENT_READY;
 }
 
-void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
-                    const struct http_request *req)
+bool client_real_ip(struct worker *w, struct conn *c, const struct http_request *req,
+                    struct net_addr *client)
 {
     const struct settings *set = w->set;
     struct net_addr peer;
     if (!set->real_ip_header.n || !client_addr_from(&c->peer, &peer))
-        return;
+        return false;
     enum realip_verdict v = realip_pick(req->fields, req->nfields, set->real_ip_header,
-                                        set->trusted, set->ntrusted, &peer, &x->client);
-    x->client_set = v == REALIP_FOUND;
+                                        set->trusted, set->ntrusted, &peer, client);
+    bool found = v == REALIP_FOUND;
     if (v != REALIP_NONE)
-        stats_add(&w->stats->client[v == REALIP_FOUND ? STATS_REALIP_USED : STATS_REALIP_BAD], 1);
+        stats_add(&w->stats->client[found ? STATS_REALIP_USED : STATS_REALIP_BAD], 1);
     /* The connection counts for the client its request names (a balancer's
      * connection for each client in turn, never for the balancer). */
     if (w->srv->clients)
-        count_as(w, c, x->client_set ? &x->client : &peer);
+        count_as(w, c, found ? client : &peer);
+    return found;
 }
 
 /* ---- per-client connection counts (issue 22; clients.h) ------------------------ */
@@ -149,14 +128,14 @@ void client_uncount(struct worker *w, struct conn *c)
     c->client_counted = false;
 }
 
-uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x)
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct net_addr *named)
 {
     struct net_addr a;
     if (!w->srv->clients)
         return 0;
     if (c->client_counted)
         return c->client_key;
-    if (x->client_set)
-        return clients_key(w->srv->clients, &x->client);
+    if (named)
+        return clients_key(w->srv->clients, named);
     return client_addr_from(&c->peer, &a) ? clients_key(w->srv->clients, &a) : 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client.h - who the client is, behind a load balancer: the PROXY protocol
- * header that must open every connection with --proxy-protocol, and the
- * real-IP header (--real-ip-header) of each request. Both are believed only
- * from a --trusted-proxy; the decisions themselves are core's
+ * client.h - who a connection's client is, behind a load balancer: the
+ * PROXY protocol header that must open every connection with
+ * --proxy-protocol, and the real-IP header (--real-ip-header) of each
+ * request; and the per-client connection counts. Both headers are believed
+ * only from a --trusted-proxy; the decisions themselves are core's
  * (proxy_proto.h, realip.h), this file acts on them and counts them.
  */
 #ifndef PITH_CLIENT_H
@@ -18,7 +19,6 @@
 
 struct worker;
 struct conn;
-struct exchange;
 
 enum client_step {
     CLIENT_READY,   /* the header was consumed; the HTTP request follows */
@@ -34,11 +34,11 @@ enum client_step {
 enum client_step client_proxy_header(struct worker *w, struct conn *c, char *in, uint32_t *len,
                                      uint32_t cap);
 
-/* After req's head was parsed on c: the real-IP header's client, when the
- * peer is trusted and the header names one, into x->client; c then counts
- * for that client (per-client limits). */
-void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
-                    const struct http_request *req);
+/* After req's head was parsed on c: true, with the client into *client,
+ * when the peer is trusted and the real-IP header names one; c then counts
+ * for the client the request names, or its peer (per-client limits). */
+bool client_real_ip(struct worker *w, struct conn *c, const struct http_request *req,
+                    struct net_addr *client);
 
 /* --max-conns-per-client (issue 22): c's client is known (the socket's
  * address, or the PROXY header's): c is counted for it across the workers,
@@ -49,14 +49,9 @@ void client_real_ip(struct worker *w, struct conn *c, struct exchange *x,
 void client_count(struct worker *w, struct conn *c);
 void client_uncount(struct worker *w, struct conn *c);
 
-/* The key of the client of x on c in the per-client counts (clients.h), or
- * 0 when none are kept or it has no address (a Unix socket's). */
-uint64_t client_key_of(struct worker *w, const struct conn *c, const struct exchange *x);
-
-/* An IPv4 or IPv6 socket address in the 16-byte form; false for others. */
-bool client_addr_from(const struct sockaddr_storage *ss, struct net_addr *out);
-/* The 16-byte form as an AF_INET6 socket address (v4-mapped for IPv4,
- * which the logs print as IPv4). */
-void client_addr_to(const struct net_addr *a, uint16_t port, struct sockaddr_storage *out);
+/* The key in the per-client counts (clients.h) of the client on c, the one
+ * its request named (client_real_ip: named, else NULL) or its peer; 0 when
+ * none are kept or it has no address (a Unix socket's). */
+uint64_t client_key_of(struct worker *w, const struct conn *c, const struct net_addr *named);
 
 #endif
