@@ -123,6 +123,7 @@ if not PITH_TINY or PITH_ROUTER:
     collect_ignore.append("test_tiny_cli.py")
 if not PITH_ROUTER:
     collect_ignore.append("test_router_cli.py")  # what only pith-router answers  # what only pith-tiny answers
+    collect_ignore.append("test_router_regress_36.py")  # issue 36's router defects
 
 
 def hook_bin():
