@@ -290,8 +290,10 @@ static int check_reservations(const struct settings *set)
     }
     fprintf(stderr,
             "pith: --max-conns %u and --cache-size %u need %zu MiB of address space per worker, "
-            "which this process may not reserve (ulimit -v?); lower --max-conns or --cache-size\n",
-            set->max_conns, set->cache_size_mib, bytes >> 20);
+            "which this process may not reserve (ulimit -v, or a small machine?); lower "
+            "--max-conns or --cache-size%s\n",
+            set->max_conns, set->cache_size_mib, bytes >> 20,
+            set->http3 ? " (HTTP/3's streams take their share: --http3 off gives it back)" : "");
     return 2;
 }
 

@@ -51,7 +51,7 @@ struct exchange;
 #define H3_RECV_BATCH       32          /* datagrams per recvmmsg */
 #define H3_RECV_BUF         2048        /* a datagram larger than this is dropped (truncated) */
 #define H3_MAX_STREAMS      100         /* concurrent request streams per connection */
-#define H3_STREAM_SLOTS_MAX 4096        /* per worker */
+#define H3_STREAM_SLOTS_MAX 1024        /* per worker: 128 MiB of address space, slot and ring */
 #define H3_SEND_RING        (64 * 1024) /* a stream's body bytes sent and not yet acked */
 #define H3_HEADER_LIST_MAX  16384       /* HTTP/1's head limit (431), also SETTINGS' */
 #define H3_RETRY_TOKEN_S    10          /* a Retry token's lifetime */
