@@ -46,7 +46,23 @@ TLS_SRC    = src/tls/tls.c src/tls/tls_ctx.c src/tls/tls_tickets.c
 AUTH_SRC   = src/http/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
 H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_stream.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS)
+# HTTP/3 (issue 34; src/http3/, H3_SRC): QUIC from ngtcp2 >= 1.11 with its GnuTLS crypto helper,
+# HTTP/3 and QPACK from nghttp3 >= 1.8 (Debian 12: bookworm-backports; Debian 13: main; see
+# scripts/deps). Found by pkg-config; without them pith builds without HTTP/3 and says so
+# (--version, the start line), and `--http3 on` exits 2 naming the packages.
+PKG_CONFIG ?= pkg-config
+H3_PKGS    = libngtcp2 >= 1.11 libngtcp2_crypto_gnutls >= 1.11 libnghttp3 >= 1.8 gnutls
+HTTP3     ?= $(shell $(PKG_CONFIG) --exists '$(H3_PKGS)' 2>/dev/null && echo yes || echo no)
+ifeq ($(HTTP3),yes)
+H3_SRC     = $(sort $(wildcard src/http3/*.c))
+H3_LIBS    = $(shell $(PKG_CONFIG) --libs '$(H3_PKGS)')
+CPPFLAGS_ALL += -DPITH_HTTP3=1 $(shell $(PKG_CONFIG) --cflags '$(H3_PKGS)')
+else
+H3_SRC     =
+H3_LIBS    =
+endif
+FULL_SRC  += $(H3_SRC)
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS) $(H3_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -342,6 +358,7 @@ FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
                 src/process/worker.c src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
               src/acme/acme_shared.c src/testhook/none.c
+FUZZ_H2_SRC += $(H3_SRC) # the worker calls HTTP/3's entry points (none run: no --tls-cert)
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
 # PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
 # write past a stream's or a connection's slot, or into one given back, traps.
@@ -353,7 +370,7 @@ build/fuzzlib/%.o: src/%.c
 build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
-	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt
+	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
 fuzz: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from the checked-in seeds (with fuzz/NAME.dict

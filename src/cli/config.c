@@ -70,6 +70,9 @@ static const struct option options[] = {
     {"timeout-handshake", 0, true, K_T_HANDSHAKE, SCOPE_SERVER},
     {"http2", 0, true, K_HTTP2, SCOPE_SERVER},
     {"h2-max-streams", 0, true, K_H2_MAX_STREAMS, SCOPE_SERVER},
+    {"http3", 0, true, K_HTTP3, SCOPE_SERVER}, /* issue 34 */
+    {"h3-retry", 0, true, K_H3_RETRY, SCOPE_SERVER},
+    {"h3-alt-svc-max-age", 0, true, K_H3_ALT_SVC_MAX_AGE, SCOPE_SERVER},
 #endif
     {"site", 0, true, K_SITE, SCOPE_SERVER},
     {"config", 0, true, K_CONFIG, SCOPE_CMDLINE},
@@ -103,6 +106,9 @@ static const struct {
     {"redirect-http", "TLS needs OpenSSL"},
     {"http2", "HTTP/2 needs nghttp2"},
     {"h2-max-streams", "HTTP/2 needs nghttp2"},
+    {"http3", "HTTP/3 needs ngtcp2 and nghttp3"},
+    {"h3-retry", "HTTP/3 needs ngtcp2 and nghttp3"},
+    {"h3-alt-svc-max-age", "HTTP/3 needs ngtcp2 and nghttp3"},
     {"precompressed",
      "precompressed variants are left out, like pith compress (zlib, brotli, zstd)"},
     {"auth", "basic auth needs libxcrypt"},
@@ -195,6 +201,8 @@ static void set_defaults(struct config *c, unsigned cpus)
     c->tls_port = 8443;
     c->http2 = true;
     c->h2_max_streams = 100;
+    c->http3 = -1;
+    c->h3_alt_svc_max_age = 86400;
     c->timeout_handshake = 10;
 }
 

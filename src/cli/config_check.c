@@ -295,6 +295,11 @@ static enum config_verdict check_tls(struct parser *ps)
                            : c->redirect_http ? "--redirect-http"
                                               : "--hsts",
                            " needs --tls-cert and --tls-key, or --acme", "");
+    if (config_tls_pairs(c) + acme == 0 && c->http3 == 1)
+        return config_fail(ps,
+                           "--http3 on needs --tls-cert and --tls-key, or --acme: HTTP/3 "
+                           "is always encrypted",
+                           "", "");
     if (c->tls_only && c->redirect_http)
         return config_fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "",
                            "");

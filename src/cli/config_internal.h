@@ -65,6 +65,9 @@ enum kind {
     K_T_HANDSHAKE,
     K_HTTP2, /* HTTP/2 (issue 20) */
     K_H2_MAX_STREAMS,
+    K_HTTP3, /* HTTP/3 (issue 34) */
+    K_H3_RETRY,
+    K_H3_ALT_SVC_MAX_AGE,
     K_SITE, /* sites (issue 22) */
     K_CONFIG,
     K_DEFAULT,

@@ -132,7 +132,14 @@ static const char usage[] =
     "      --http2 on|off        HTTP/2: ALPN h2 on the TLS port, h2c by prior knowledge\n"
     "                            on the plain port (default on)\n"
     "      --h2-max-streams N    concurrent HTTP/2 streams per connection [1..1000]\n"
-    "                            (default 100)\n" ACME_USAGE
+    "                            (default 100)\n"
+    "      --http3 on|off        HTTP/3 (QUIC) on UDP at the HTTPS port, advertised by\n"
+    "                            Alt-Svc (default on where HTTPS is on and pith was built\n"
+    "                            with ngtcp2 and nghttp3; see --version)\n"
+    "      --h3-retry on|off     validate every new QUIC client's address with a Retry\n"
+    "                            (default off: only under a handshake flood)\n"
+    "      --h3-alt-svc-max-age S  Alt-Svc's ma on HTTP/1.1 and HTTP/2 responses\n"
+    "                            [0..31536000] (default 86400)\n" ACME_USAGE
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"

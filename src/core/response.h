@@ -57,6 +57,7 @@ struct field_name {
     X(ACEH, "Access-Control-Expose-Headers", "access-control-expose-headers")                      \
     X(ACMA, "Access-Control-Max-Age", "access-control-max-age")                                    \
     X(ALLOW, "Allow", "allow")                                                                     \
+    X(ALT_SVC, "Alt-Svc", "alt-svc")                                                               \
     X(CACHE_CONTROL, "Cache-Control", "cache-control")                                             \
     X(CONTENT_ENCODING, "Content-Encoding", "content-encoding")                                    \
     X(CONTENT_LENGTH, "Content-Length", "content-length")                                          \
