@@ -3,7 +3,9 @@
 (seccomp and NoNewPrivs in /proc, and it still orders over a CA URL with a
 host name, so its resolver thread and Landlock's port rule are exercised),
 and no worker can read the account key (the test build's open-outside
-hook, pointed at it, is refused by the worker's Landlock)."""
+hook, pointed at it, is refused by the worker's Landlock), nor write the
+challenge table: the ACME process maps it read-write, every worker
+read-only (and a worker's seccomp filter has no mprotect to undo that)."""
 
 import glob
 import os
@@ -34,6 +36,18 @@ def cmdline(pid):
         return b""
 
 
+def shared_maps(pid):
+    """The MAP_SHARED anonymous mappings of pid: {(start, end): perms}."""
+    out = {}
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 6 and fields[5] == "/dev/zero" and fields[1][3] == "s":
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                out[(start, end)] = fields[1]
+    return out
+
+
 def test_acme_process_confined_and_account_key_unreadable_from_a_worker(pith, tmp_path):
     root = tmp_path / "www"
     root.mkdir()
@@ -61,6 +75,18 @@ def test_acme_process_confined_and_account_key_unreadable_from_a_worker(pith, tm
         for pid in others:
             assert status_field(pid, "Seccomp") == "2"
             assert status_field(pid, "NoNewPrivs") == "1"
+        # The challenge table (64 slots of over 3 KiB) is the one mapping
+        # the workers share with the ACME process read-only: it writes, they
+        # answer (they did: the certificate was obtained through them).
+        acme_maps = shared_maps(others[0])
+        workers = [c for c in proc_children(srv.pid) if c not in others]
+        assert workers
+        for w in workers:
+            ro = {r: p for r, p in shared_maps(w).items() if not p.startswith("rw")}
+            assert len(ro) == 1, (w, shared_maps(w))
+            (start, end), perms = next(iter(ro.items()))
+            assert perms == "r--s" and end - start >= 64 * 3 * 1024, (perms, start, end)
+            assert acme_maps.get((start, end)) == "rw-s", acme_maps
         # A worker asked to open the account key: Landlock says no (403),
         # though the file exists and the worker runs as its owner.
         r = http_raw.Conn(hp).exchange("GET", "/.pith-test/open-outside", host="a.test")

@@ -59,6 +59,11 @@ void acme_shared_withdraw(struct acme_shared *sh, unsigned i)
 
 /* ---- the readers (workers) ------------------------------------------------------ */
 
+int acme_shared_readonly(struct acme_shared *sh)
+{
+    return sys_map_readonly(sh, sizeof *sh);
+}
+
 /* A consistent copy of slot s into *out: false when it is empty, or kept
  * changing under us (the ACME process rewrites a slot a few times a
  * minute at most, so a few tries always suffice in practice). */
