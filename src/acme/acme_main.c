@@ -78,6 +78,7 @@ struct acme_proc {
     struct server *srv;
     int dirfd;
     struct acme_client *client;
+    struct acme_peers *peers;
     struct name_state names[ACME_SLOTS];
     unsigned n;
 };
@@ -369,7 +370,9 @@ static void step(struct acme_proc *ap, unsigned i, int64_t now)
         return;
     }
     /* Under the lock, look again: the holder before us may have just
-     * stored what we were about to order. */
+     * stored what we were about to order (and a challenge file a holder
+     * left when it died is no one's now). */
+    acme_peers_clear(ap->peers, i);
     acme_pair_free(&p);
     s = stored(ap, ns, &p, now, &st);
     if (s != 1 || current(ap, ns, &p, &st, now))
@@ -428,9 +431,17 @@ static int setup(struct acme_proc *ap)
         snprintf(ns->rel, sizeof ns->rel, "certs/%s.pem", ns->name);
         ap->n = i + 1;
     }
+    const char *names[ACME_SLOTS] = {0};
+    for (unsigned i = 0; i < ap->n; i++)
+        names[i] = ap->names[i].name;
+    ap->peers = acme_peers_new(ap->dirfd, srv->acme, names);
+    if (!ap->peers) {
+        acme_log("out of memory");
+        return -1;
+    }
     EVP_PKEY *account = account_key(ap);
     if (account)
-        ap->client = acme_client_new(set, srv->acme, account);
+        ap->client = acme_client_new(set, ap->peers, account);
     if (account && !ap->client)
         acme_log("cannot set up the client (out of memory?)");
     /* Without an account the stored certificates are still watched and
@@ -470,10 +481,13 @@ int acme_run(struct server *srv)
             }
             next = ns->when.next < next ? ns->when.next : next;
         }
+        /* A second at most: another instance's challenges are looked at
+         * (acme_peers.c), and a dead master is noticed. */
         int64_t ms = (next - now) * 1000;
-        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), ms < 100 ? 100 : ms > 60000 ? 60000 : (int)ms);
+        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), ms < 100 ? 100 : ms > 1000 ? 1000 : (int)ms);
         if (sig == SIGTERM || sig == SIGINT || sys_getppid() != srv->master_pid)
             return 0;
+        acme_peers_mirror(ap.peers);
     }
 }
 
@@ -546,7 +560,7 @@ int acme_prepare(struct server *srv)
     bool as_user = set->user && sys_user_ids(set->user, &uid, &gid) == 0;
     if (set->group && as_user)
         gid = srv->log_gid; /* --group's, looked up by the start-up */
-    static const char *const subs[] = {"", "certs", "accounts", "locks"};
+    static const char *const subs[] = {"", "certs", "accounts", "locks", "challenges"};
     for (size_t k = 0; k < ARRAY_LEN(subs); k++) {
         int r = make_dir(set->acme_dir, subs[k], as_user ? (int)uid : -1, (int)gid);
         if (r < 0) {

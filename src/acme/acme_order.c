@@ -29,7 +29,7 @@
 
 struct acme_client {
     const struct settings *set;
-    struct acme_shared *sh;
+    struct acme_peers *peers;
     EVP_PKEY *account;
     struct acme_http *http;
     struct acme_resp resp;
@@ -44,7 +44,7 @@ struct acme_client {
     char problem[64]; /* the last problem document's type, past "urn:...:error:" */
 };
 
-struct acme_client *acme_client_new(const struct settings *set, struct acme_shared *sh,
+struct acme_client *acme_client_new(const struct settings *set, struct acme_peers *peers,
                                     EVP_PKEY *account)
 {
     const char *t = getenv("PITH_ACME_TIMEOUT_S"); /* tests: a stalling CA */
@@ -52,7 +52,7 @@ struct acme_client *acme_client_new(const struct settings *set, struct acme_shar
     if (!c)
         return NULL;
     c->set = set;
-    c->sh = sh;
+    c->peers = peers;
     c->account = account;
     c->http = acme_http_new(set->acme_ca_root, t ? atol(t) : 30);
     if (!c->http || acme_thumbprint(account, c->thumb, sizeof c->thumb) < 0) {
@@ -244,7 +244,7 @@ static json_t *poll_until(struct acme_client *c, const char *what, const char *u
             return j;
         json_decref(j);
         long s = c->resp.retry_after > 0 && c->resp.retry_after < 10 ? c->resp.retry_after : 1;
-        sleep((unsigned)s);
+        acme_peers_sleep(c->peers, (unsigned)s); /* the others' challenges meanwhile */
     }
     acme_log("%s: still waiting after %d polls", what, POLLS_MAX);
     return NULL;
@@ -288,11 +288,11 @@ static int validate(struct acme_client *c, unsigned slot, const char *name, cons
         acme_log("%s: cannot make the challenge certificate", what);
         return -1;
     }
-    acme_shared_publish(c->sh, slot, &pub);
+    acme_peers_publish(c->peers, slot, &pub); /* every instance answers it */
     json_t *j = post_json(c, what, chal_url, "{}");
     json_decref(j);
     json_t *authz = j ? poll_until(c, what, url, "pending", "processing") : NULL;
-    acme_shared_withdraw(c->sh, slot);
+    acme_peers_withdraw(c->peers, slot);
     const char *st = json_string_value(json_object_get(authz, "status"));
     int r = st && strcmp(st, "valid") == 0 ? 0 : -1;
     if (r == 0)
