@@ -9,13 +9,16 @@ read-only (and a worker's seccomp filter has no mprotect to undo that)."""
 
 import glob
 import os
+import pwd
 import re
+import stat
 
 import pytest
 
 import http_raw
 from acmeutil import Pebble, loopback_name, served, wait_for
 from conftest import free_port, hook_bin, listening_ports, proc_children
+from gaputil import proc_status
 
 pytestmark = pytest.mark.full_only("ACME")
 
@@ -98,3 +101,49 @@ def test_acme_process_confined_and_account_key_unreadable_from_a_worker(pith, tm
         assert "was killed by signal" not in srv.stderr_text()
     finally:
         p.stop()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--user needs the tests to run as root")
+def test_user_owns_the_state_directory_and_the_acme_process_runs_as_it(pith, tmp_path):
+    """Started as root with --user nobody (test_gap_user.py's way): the
+    master makes the state directory and its folders 0700 and gives them
+    to nobody, the ACME process drops to nobody (every uid and gid, no
+    capability) and orders as it; every file it writes is nobody's, 0600;
+    the master stays root."""
+    pw = pwd.getpwnam("nobody")
+    base = tmp_path / "world"
+    www = base / "www"
+    www.mkdir(parents=True)
+    (www / "who.txt").write_text("a\n")
+    os.chmod(www / "who.txt", 0o644)
+    for d in (tmp_path, base, www):
+        os.chmod(d, 0o755)
+    p = tmp_path  # pytest's 0700 parents: search permission only, as test_gap_user.py does
+    while str(p) != "/" and str(p).startswith("/tmp/"):
+        os.chmod(p, os.stat(p).st_mode | stat.S_IXOTH)
+        p = p.parent
+    hp, tp = free_port(), free_port()
+    ca = Pebble(base / "pebble", hp, tp).start()  # its API certificate: 0644, for nobody's curl
+    try:
+        state = base / "state"
+        srv = pith("--site", "a.test=%s" % www, "--port", str(hp), "--tls-port", str(tp),
+                   "--user", "nobody", *ca.args(state=str(state)), root=False)
+        assert wait_for(lambda: "acme: a.test: obtained a certificate" in srv.stderr_text(), 30), \
+            srv.stderr_text()
+        others = [c for c in proc_children(srv.pid) if not listening_ports(c)]
+        assert len(others) == 1, "no ACME process beside the workers"
+        st = proc_status(others[0])
+        assert [int(x) for x in st["Uid"]] == [pw.pw_uid] * 4, st["Uid"]
+        assert [int(x) for x in st["Gid"]] == [pw.pw_gid] * 4, st["Gid"]
+        assert int(st["CapEff"][0], 16) == 0 and int(st["CapPrm"][0], 16) == 0
+        assert [int(x) for x in proc_status(srv.pid)["Uid"]] == [0] * 4
+        for d in ("", "certs", "accounts", "locks", "challenges"):
+            s = os.stat(state / d)
+            assert (s.st_uid, s.st_mode & 0o777) == (pw.pw_uid, 0o700), (d, s)
+        files = [state / "certs" / "a.test.pem"] + list((state / "accounts").iterdir())
+        for f in files:
+            s = os.stat(f)
+            assert (s.st_uid, s.st_mode & 0o777) == (pw.pw_uid, 0o600), (f, s)
+        assert wait_for(lambda: served(tp, "a.test", ca.root()), 5)
+    finally:
+        ca.stop()
