@@ -84,7 +84,7 @@ def test_ari_window_retry_after_and_the_certificate_replaced(pith, www, tmp_path
         assert all(a[1] == "GET" and a[2] == "/ari/" + RFC_ARI_ID for a in asked), asked
         # Retry-After: 5 was honoured (the knob's default would be 1 s).
         gap = asked[1][0] - asked[0][0]
-        assert 4.0 <= gap <= 12.0, gap
+        assert 4.0 <= gap <= 30.0, gap
         # The moment chosen is inside each window, and the order came then.
         text = srv.stderr_text()
         chosen = re.findall(r"acme: a\.test: the CA suggests renewing between (\S+ \S+ UTC) and "
@@ -97,8 +97,8 @@ def test_ari_window_retry_after_and_the_certificate_replaced(pith, www, tmp_path
             assert s <= at <= e, (s, at, e)
         at = log_time(chosen[1][2])
         first = orders[0][0]
-        assert at <= first + 0.05 and first <= at + 4, (at, first)
-        assert int(answers[2][0]) <= first <= answers[2][1] + 4, (answers[2], first)
+        assert at <= first + 0.05 and first <= at + 10, (at, first)
+        assert int(answers[2][0]) <= first <= answers[2][1] + 10, (answers[2], first)
         # The order names the certificate it replaces (RFC 9773 §5); refused
         # with it, it is asked once more without.
         assert orders[0][3]["replaces"] == RFC_ARI_ID, orders[0]
@@ -149,7 +149,7 @@ def test_no_usable_window_renews_at_two_thirds(pith, www, tmp_path, mode):
         orders = wait_for(lambda: ca.requests("/acct"), 30)
         assert orders, (srv.stderr_text(), ca.seen)
         third = nb + 12
-        assert third - 0.05 <= orders[0][0] <= third + 4, (third, orders[0][0])
+        assert third - 0.05 <= orders[0][0] <= third + 10, (third, orders[0][0])
         text = srv.stderr_text()
         m = re.search(r"acme: a\.test: .*%s.*; renewing at two thirds of its lifetime, (\S+ \S+ UTC)"
                       % why, text)
