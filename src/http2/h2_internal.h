@@ -51,8 +51,11 @@ struct exchange;
  * Only the rest of a grant of at least this much (WINDOW_UPDATE, the
  * initial window) goes smaller, in the one frame that empties it, so a
  * client that gives window back only once it is spent is not stalled.
- * lighttpd waits for 2048 bytes likewise; h2o and nginx send what the
- * window allows (nginx bounds the DATA frames a connection holds at 10,000). */
+ * And a client whose stream windows are small by its own setting (an
+ * initial window under this, such as 100 bytes or 1) is served with
+ * frames of what its window allows, as nginx and h2o serve it, each such
+ * frame a glitch (h2_glitch): it gets about the glitch budget's worth of
+ * them, then GOAWAY(ENHANCE_YOUR_CALM). lighttpd waits for 2048 bytes. */
 #define H2_WINDOW_MIN 1024
 /* TCP_NOTSENT_LOWAT of an HTTP/2 connection: the socket holds at most
  * about this much not yet sent (beyond what is in flight), so what goes

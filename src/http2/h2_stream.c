@@ -168,6 +168,18 @@ static bool window_ready(struct h2_conn *hc, struct h2_stream *st)
     return false;
 }
 
+/* Whether the client keeps its stream windows small: an initial window
+ * (SETTINGS_INITIAL_WINDOW_SIZE) under H2_WINDOW_MIN, such as 100 bytes
+ * or 1. Then a stream's window never reaches H2_WINDOW_MIN unless the
+ * client grants it, and a frame that waited for that would wait forever
+ * for a client that only grants what it has read: it is served with
+ * small frames instead, each a glitch. */
+static bool small_windows(struct h2_conn *hc)
+{
+    return nghttp2_session_get_remote_settings(hc->session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE) <
+           H2_WINDOW_MIN;
+}
+
 static void window_resume(struct h2_conn *hc, struct h2_stream *st)
 {
     st->window_need = 0;
@@ -484,13 +496,20 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
     uint64_t avail = outq_front(&x->q)->len;
     size_t n = avail < length ? (size_t)avail : length;
     /* length is the flow-control window (or the 16 KiB frame): a frame it
-     * would cut below H2_WINDOW_MIN waits for more (h2_stream_window). */
+     * would cut below H2_WINDOW_MIN waits for more (h2_stream_window),
+     * unless the client's stream windows are small: then it goes, and
+     * costs the connection a glitch. */
     uint32_t need = avail < H2_WINDOW_MIN ? (uint32_t)avail : H2_WINDOW_MIN;
     if (length < need) {
         st->window_need = need;
-        if (!window_ready(hc, st))
+        bool ready = window_ready(hc, st);
+        st->window_need = 0;
+        if (!ready && !st->conn_window && small_windows(hc))
+            h2_glitch(hc->w, hc);
+        else if (!ready) {
+            st->window_need = need;
             return NGHTTP2_ERR_DEFERRED;
-        st->window_need = 0; /* the rest of a grant: this frame empties it */
+        }
     }
     uint32_t room = h2_out_room(hc);
     if (room < FRAME_HDLEN + (n < H2_FRAME_MIN ? n : H2_FRAME_MIN)) {
