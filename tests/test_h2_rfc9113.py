@@ -55,7 +55,6 @@ def ended_with(h, code, timeout=10):
     return g
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33 defect 4: the fix comes next")
 def test_priority_on_stream_0_is_a_connection_error(connect):
     """§6.3: "If a PRIORITY frame is received with a stream identifier of
     0x00, the recipient MUST respond with a connection error of type
@@ -77,7 +76,6 @@ def test_priority_on_a_stream_is_still_fine(connect):
         assert h.goaway is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33 defect 4: the fix comes next")
 def test_headers_past_max_concurrent_streams_is_a_stream_error(connect, docroot):
     """§5.1.2: HEADERS that take the streams past the advertised
     SETTINGS_MAX_CONCURRENT_STREAMS are a stream error (REFUSED_STREAM or
@@ -102,13 +100,13 @@ def test_headers_past_max_concurrent_streams_is_a_stream_error(connect, docroot)
         assert len(block) < 12, block  # every field by its index: the probe's too
         again = h.next_id
         h.next_id += 2
-        h.send(frame(HEADERS, END_HEADERS | END_STREAM, again, block))
+        h.send(frame(HEADERS, END_HEADERS | END_STREAM, again, block)
+               + window_update(again, 65536))
         r = h.wait(again)
         assert r.status == 200 and r.body == docroot.files["index.html"], r
         assert h.goaway is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 33 defect 4: the fix comes next")
 def test_initial_window_change_past_the_maximum_is_a_connection_error(connect):
     """§6.9.2: "An endpoint MUST treat a change to SETTINGS_INITIAL_WINDOW_SIZE
     that causes any flow-control window to exceed the maximum size as a

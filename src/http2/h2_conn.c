@@ -43,6 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A frame header's length (RFC 9113 §4.1). */
+#define FRAME_HDLEN 9
+
 /* RFC 9113 §3.4: the client's first bytes. */
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #define PREFACE_LEN (sizeof preface - 1)
@@ -59,6 +62,8 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #define MAX_SETTINGS      32
 #define MAX_OUTBOUND_ACK  1000
 #define HEADER_TABLE_SIZE 4096
+/* nghttp2's own default for SETTINGS_MAX_CONCURRENT_STREAMS (no limit). */
+#define STREAMS_UNLIMITED 0xffffffffu
 
 /* ---- the output buffer ----------------------------------------------------------------- */
 
@@ -82,6 +87,23 @@ char *h2_out_tail(struct h2_conn *hc)
     return out_buf(hc) + hc->out_len;
 }
 
+/* pith's first SETTINGS frame, as nghttp2 wrote it into the output
+ * buffer at p (whole: it is the first frame, in an empty buffer): its
+ * SETTINGS_MAX_CONCURRENT_STREAMS entry, which nghttp2 was given as
+ * "unlimited", says the limit pith keeps itself (h2_conn_start says why). */
+static void tell_max_streams(struct h2_conn *hc, uint8_t *p, size_t n)
+{
+    uint32_t len = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+    PITH_ASSERT(n >= FRAME_HDLEN + len && p[3] == NGHTTP2_SETTINGS && !(p[4] & NGHTTP2_FLAG_ACK));
+    for (uint8_t *e = p + FRAME_HDLEN; e + 6 <= p + FRAME_HDLEN + len; e += 6) {
+        if ((e[0] << 8 | e[1]) != NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+            continue;
+        uint32_t v = hc->w->set->h2_max_streams;
+        e[2] = (uint8_t)(v >> 24), e[3] = (uint8_t)(v >> 16), e[4] = (uint8_t)(v >> 8);
+        e[5] = (uint8_t)v;
+    }
+}
+
 /* nghttp2's frames other than DATA: copied whole or in part (nghttp2 keeps
  * the rest and offers it again), never past the buffer's end. */
 static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
@@ -93,6 +115,10 @@ static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, i
         return NGHTTP2_ERR_WOULDBLOCK;
     size_t n = length < room ? length : room;
     mem_copy(h2_out_tail(hc), data, n);
+    if (!hc->settings_told) {
+        hc->settings_told = true;
+        tell_max_streams(hc, (uint8_t *)h2_out_tail(hc), n);
+    }
     hc->out_len += (uint32_t)n;
     return (ssize_t)n;
 }
@@ -326,8 +352,12 @@ static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *
             goaway(hc->w, hc, NGHTTP2_PROTOCOL_ERROR);
         }
     }
-    if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
+    if (hd->type == NGHTTP2_PRIORITY && hd->stream_id == 0)
+        goaway(hc->w, hc, NGHTTP2_PROTOCOL_ERROR); /* RFC 9113 §6.3; nghttp2 skips the frame */
+    else if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
         h2_glitch(hc->w, hc); /* no work for anyone: RFC 7540 priorities are off */
+    else if (hd->type == NGHTTP2_SETTINGS && !(hd->flags & NGHTTP2_FLAG_ACK) && hd->length)
+        h2_stream_windows_before(hc); /* for on_frame_recv: RFC 9113 §6.9.2 */
     return 0;
 }
 
@@ -342,10 +372,17 @@ static int unpack_extension(nghttp2_session *s, void **payload, const nghttp2_fr
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
-    (void)s;
     struct h2_conn *hc = ud;
-    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST && !hc->goaway)
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    if (hc->open++ >= hc->w->set->h2_max_streams) {
+        /* Past the advertised limit: a stream error (RFC 9113 §5.1.2);
+         * nghttp2 decodes the block on, without a stream to give it to. */
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+        h2_glitch(hc->w, hc);
+    } else if (!hc->goaway) {
         h2_stream_begin(hc->w, hc, f->hd.stream_id);
+    }
     return 0;
 }
 
@@ -378,10 +415,17 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         h2_stream_window(hc, f->hd.stream_id, (uint32_t)f->window_update.window_size_increment);
         break;
     case NGHTTP2_SETTINGS:
-        if (!(f->hd.flags & NGHTTP2_FLAG_ACK) && sets_initial_window(&f->settings))
-            h2_stream_window(hc, -1,
-                             nghttp2_session_get_remote_settings(
-                                 s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
+        if (f->hd.flags & NGHTTP2_FLAG_ACK || !sets_initial_window(&f->settings))
+            break;
+        if (!h2_stream_windows_fit(hc, &f->settings)) {
+            /* RFC 9113 §6.9.2: a connection error; nghttp2 only resets
+             * the streams whose window it could not change. */
+            goaway(hc->w, hc, NGHTTP2_FLOW_CONTROL_ERROR);
+            break;
+        }
+        h2_stream_window(hc, -1,
+                         nghttp2_session_get_remote_settings(
+                             s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
         break;
     default: break;
     }
@@ -524,8 +568,17 @@ void h2_conn_start(struct worker *w, struct conn *c)
         conn_close(w, c, CLOSE_ERROR);
         return;
     }
+    /* SETTINGS_MAX_CONCURRENT_STREAMS: nghttp2 makes a HEADERS frame past
+     * the limit a connection error once the client acknowledged it, where
+     * RFC 9113 §5.1.2 asks for a stream error, and no callback or option
+     * of 1.52 comes before that decision (on_begin_frame cannot skip a
+     * frame). So nghttp2 is told "unlimited" (its default, which also
+     * keeps no closed streams with RFC 7540 priorities off), the frame on
+     * the wire says --h2-max-streams (tell_max_streams), and
+     * on_begin_headers refuses a stream past it with REFUSED_STREAM while
+     * nghttp2 still decodes its field block (HPACK stays in step, §4.3). */
     const nghttp2_settings_entry iv[] = {
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, w->set->h2_max_streams},
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, STREAMS_UNLIMITED},
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, HEADER_TABLE_SIZE},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2_HEADER_LIST_MAX},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},

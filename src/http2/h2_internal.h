@@ -127,6 +127,8 @@ struct h2_conn {
     int64_t wait_deadline;        /* the deadline armed for that wait */
 
     int32_t max_stream_id;   /* the highest client stream id seen in HEADERS */
+    unsigned open;           /* the client's streams nghttp2 holds open (refused ones too) */
+    bool settings_told;      /* pith's first SETTINGS went into the buffer (tell_max_streams) */
     struct h2_stream *first; /* the open streams with a slot */
     unsigned nstreams;
     int64_t glitch_tokens; /* the glitch bucket, in thousandths */
@@ -135,6 +137,7 @@ struct h2_conn {
     uint32_t conn_window_need; /* the least window a stream waits for from the
                                   connection's (0: none waits for it) */
     uint32_t conn_grant;       /* the client's last grant of connection window */
+    uint32_t initial_before;   /* the client's initial window before a SETTINGS frame */
 };
 
 struct h2_stream {
@@ -145,17 +148,18 @@ struct h2_stream {
     uint32_t bytes_len;                  /* the request's bytes kept so far (h2_stream.c) */
     uint32_t list_bytes;                 /* the header list's size (name + value + 32 each) */
     struct span path, authority, scheme; /* the pseudo-headers (:method: the request's) */
-    int refuse;           /* HTTP/1's parser's first verdict on it (400, 414, 431), or 0 */
-    int fields_verdict;   /* http_fields' first refusal (negated status), or 0 */
-    bool pseudo_done;     /* the pseudo-headers were checked (the first field came) */
-    bool malformed;       /* reset with PROTOCOL_ERROR (RFC 9113 §8.1.1): no answer */
-    bool has_priority;    /* the client said its RFC 9218 priority */
-    bool too_big;         /* the header list passed H2_HEADER_LIST_MAX: 431 */
-    bool answered;        /* the response was submitted */
-    bool deferred;        /* its DATA waits for room (nghttp2_session_resume_data) */
-    bool conn_window;     /* window_need waits on the connection's window */
-    uint32_t window_need; /* its DATA waits until the flow-control window is this (0: not) */
-    uint32_t grant;       /* the client's last grant of stream window (or its initial one) */
+    int refuse;            /* HTTP/1's parser's first verdict on it (400, 414, 431), or 0 */
+    int fields_verdict;    /* http_fields' first refusal (negated status), or 0 */
+    bool pseudo_done;      /* the pseudo-headers were checked (the first field came) */
+    bool malformed;        /* reset with PROTOCOL_ERROR (RFC 9113 §8.1.1): no answer */
+    bool has_priority;     /* the client said its RFC 9218 priority */
+    bool too_big;          /* the header list passed H2_HEADER_LIST_MAX: 431 */
+    bool answered;         /* the response was submitted */
+    bool deferred;         /* its DATA waits for room (nghttp2_session_resume_data) */
+    bool conn_window;      /* window_need waits on the connection's window */
+    uint32_t window_need;  /* its DATA waits until the flow-control window is this (0: not) */
+    uint32_t grant;        /* the client's last grant of stream window (or its initial one) */
+    int32_t window_before; /* its window before a SETTINGS frame (h2_stream_windows_before) */
 };
 
 /* ---- h2_conn.c, for h2_stream.c ---- */
@@ -182,6 +186,14 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id);
 void h2_stream_free_all(struct worker *w, struct h2_conn *hc);
 /* Resumes the streams whose DATA waited for room in the output buffer. */
 void h2_stream_resume(struct h2_conn *hc);
+/* A SETTINGS frame with a payload begins (on_begin_frame): each stream's
+ * flow-control window now, before nghttp2 applies it. */
+void h2_stream_windows_before(struct h2_conn *hc);
+/* Whether the SETTINGS frame f (received, applied by nghttp2) left every
+ * stream's window within 2^31-1, its SETTINGS_INITIAL_WINDOW_SIZE entries
+ * applied in order to the windows h2_stream_windows_before() noted, as
+ * RFC 9113 §6.9.2 counts them. */
+bool h2_stream_windows_fit(struct h2_conn *hc, const nghttp2_settings *f);
 /* The client granted window: WINDOW_UPDATE of `grant` on stream id (0: the
  * connection's), or SETTINGS_INITIAL_WINDOW_SIZE of `grant` (id -1, every
  * stream's). Resumes the streams whose DATA waited for that much. */

@@ -215,6 +215,30 @@ void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant)
             window_resume(hc, st);
 }
 
+void h2_stream_windows_before(struct h2_conn *hc)
+{
+    hc->initial_before =
+        nghttp2_session_get_remote_settings(hc->session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
+    for (struct h2_stream *st = hc->first; st; st = st->next)
+        st->window_before = nghttp2_session_get_stream_remote_window_size(hc->session, st->id);
+}
+
+bool h2_stream_windows_fit(struct h2_conn *hc, const nghttp2_settings *f)
+{
+    for (struct h2_stream *st = hc->first; st; st = st->next) {
+        int64_t window = st->window_before, initial = hc->initial_before;
+        for (size_t i = 0; i < f->niv; i++) {
+            if (f->iv[i].settings_id != NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+                continue;
+            window += (int64_t)f->iv[i].value - initial;
+            initial = f->iv[i].value;
+            if (window > NGHTTP2_MAX_WINDOW_SIZE)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* ---- the request ----------------------------------------------------------------------- */
 
 /* A copy of p[0..n) in the request's bytes. The list bound (name + value
@@ -560,6 +584,8 @@ static int on_close(nghttp2_session *s, int32_t id, uint32_t error_code, void *u
 {
     struct h2_conn *hc = ud;
     struct h2_stream *st = stream_of(s, id);
+    if (hc->open && (id & 1)) /* a client's stream (pith pushes none) */
+        hc->open--;
     if (!st)
         return 0;
     if (error_code != NGHTTP2_NO_ERROR || !st->answered)
