@@ -208,6 +208,75 @@ def test_the_highest_stream_id_again_is_a_connection_error(connect):
         assert ended_with(h, PROTOCOL_ERROR)[0] == 3
 
 
+# A client with this many connections of 100 streams each held every
+# stream slot of a worker (min(--max-conns x 100, 4096)) before issue 33.
+SLOT_TAKERS = 42
+
+
+@pytest.mark.parametrize("how", ["half_open", "zero_window"])
+@pytest.mark.parametrize("transport", ["h2c", "tls"])
+def test_one_client_cannot_take_every_stream_slot(pith, docroot, how, transport):
+    """One client opens 42 connections of 100 streams each: half-open
+    (HEADERS without END_STREAM, answered at once) or held by a window of
+    0 (a 3 MiB body each). Stream slots came from one pool per worker, so
+    every other connection's streams were refused (REFUSED_STREAM) and the
+    worker's RSS grew by about 35 MiB. Now a connection is never refused a
+    stream because others hold the slots: each connection has 2 of its own,
+    and what one client holds is bounded (those, and half of the shared
+    ones: 1,108 streams here; the rest of its streams wait with their
+    connection's input), so another client's connection, and another of
+    the same client's, each get 10 streams at once answered, and the
+    worker's memory grows by less than 16 MiB."""
+    cert, key = tls_pki()["ecdsa"]  # a fresh worker; deadlines past 42 TLS handshakes
+    srv = pith("--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
+               "--timeout-header", "20", "--timeout-keepalive", "20")
+
+    def connect(**kw):
+        if transport == "tls":
+            return H2(srv.tls_port, tls=tls_pki()["ca"], **kw)
+        return H2(srv.http_port, **kw)
+
+    served(connect)
+    held = held_kib(srv)
+    hs = []
+    try:
+        for _ in range(SLOT_TAKERS):
+            h = connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)] if how == "zero_window"
+                        else ())
+            h.send(b"".join(
+                frame(HEADERS, END_HEADERS | (END_STREAM if how == "zero_window" else 0),
+                      2 * i + 1, h.block(request_fields(
+                          "/big.bin" if how == "zero_window" else "/index.html")))
+                for i in range(100)))
+            hs.append(h)
+        for h in hs:  # what the server answers now
+            while h.read_frame(0.05) is not None:
+                pass
+        assert all(h.goaway is None and not h.eof for h in hs)
+        grown = held_kib(srv) - held
+        for source in ("127.0.0.2", "127.0.0.1"):
+            with connect(source=source) as v:
+                sent, send = [], v.send
+                v.send = sent.append  # the 10 HEADERS in one write: one read
+                sids = [v.send_headers(request_fields("/1k.bin")) for _ in range(10)]
+                v.send = send
+                v.send(b"".join(sent))
+                for sid in sids:
+                    r = v.wait(sid, timeout=5)
+                    assert r.status == 200 and r.body == docroot.files["1k.bin"], (source, r)
+        assert grown < 16 * 1024, grown
+        for h in hs:  # anything still on its way
+            while h.read_frame(0.05) is not None:
+                pass
+        answered = sum(1 for h in hs for r in h.responses.values() if r.status == 200)
+        # One client's bound: 2 per connection, and half of the 4096 - 2 x 1024
+        # shared slots; its other streams wait, not the other connections'.
+        assert answered == SLOT_TAKERS * 2 + 1024, answered
+    finally:
+        for h in hs:
+            h.close()
+
+
 def flood_without_reading(connect, payload, count):
     """Sends count copies of payload and never reads; True when the server
     ended the connection (the send fails, or EOF comes)."""

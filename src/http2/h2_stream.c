@@ -70,16 +70,111 @@ static struct stream_request *request_of(struct h2_stream *st)
 /* A frame header's length (RFC 9113 §4.1); nghttp2 names it only inside. */
 #define FRAME_HDLEN 9
 
+/* ---- stream slots: a reserve per connection, the rest shared --------------------------- */
+
+/* The entry of client key in the worker's table (linear probing): its own,
+ * or the free one where it would go. */
+static struct h2_client *client_entry(struct h2_worker *hw, uint64_t key)
+{
+    for (uint32_t i = (uint32_t)key & hw->client_mask;; i = (i + 1) & hw->client_mask)
+        if (hw->clients[i].key == key || hw->clients[i].key == 0)
+            return &hw->clients[i];
+}
+
+/* Client key holds one shared slot more (+1) or less (-1); an entry that
+ * holds none goes, the entries after it moving back (so lookups never
+ * meet a hole before their own). */
+static void client_add(struct h2_worker *hw, uint64_t key, int d)
+{
+    if (!key)
+        return;
+    struct h2_client *e = client_entry(hw, key);
+    e->key = key;
+    e->shared = (uint32_t)((int)e->shared + d);
+    if (e->shared)
+        return;
+    uint32_t hole = (uint32_t)(e - hw->clients);
+    for (uint32_t i = (hole + 1) & hw->client_mask; hw->clients[i].key;
+         i = (i + 1) & hw->client_mask) {
+        uint32_t home = (uint32_t)hw->clients[i].key & hw->client_mask;
+        /* It may fill the hole unless its home lies after the hole, up to i. */
+        if (((i - home) & hw->client_mask) >= ((i - hole) & hw->client_mask)) {
+            hw->clients[hole] = hw->clients[i];
+            hole = i;
+        }
+    }
+    hw->clients[hole] = (struct h2_client){0};
+}
+
+bool h2_slot_ready(struct worker *w, const struct h2_conn *hc)
+{
+    struct h2_worker *hw = w->h2;
+    if (hc->held < hw->reserve)
+        return true; /* its reserve: pool_available() >= reserved always */
+    if (pool_available(&hw->streams) <= hw->reserved)
+        return false; /* the shared slots are all held */
+    return !hc->client_key || client_entry(hw, hc->client_key)->shared < hw->client_cap;
+}
+
+void h2_slot_take(struct worker *w, struct h2_conn *hc)
+{
+    struct h2_worker *hw = w->h2;
+    if (hc->held < hw->reserve)
+        hw->reserved--;
+    else
+        client_add(hw, hc->client_key, +1);
+    hc->held++;
+    char *slot = pool_get(&hw->streams);
+    PITH_ASSERT(slot != NULL);
+    *(char **)(void *)slot = hc->ready;
+    hc->ready = slot;
+}
+
+static void slot_give(struct worker *w, struct h2_conn *hc, char *slot)
+{
+    struct h2_worker *hw = w->h2;
+    hc->held--;
+    if (hc->held < hw->reserve)
+        hw->reserved++;
+    else
+        client_add(hw, hc->client_key, -1);
+    pool_put(&hw->streams, slot);
+}
+
+void h2_slots_untake(struct worker *w, struct h2_conn *hc)
+{
+    while (hc->ready) {
+        char *slot = hc->ready;
+        hc->ready = *(char **)(void *)slot;
+        slot_give(w, hc, slot);
+    }
+}
+
+bool h2_slots_stuck(const struct h2_conn *hc)
+{
+    if (nghttp2_session_get_remote_window_size(hc->session) <= 0)
+        return hc->first != NULL;
+    for (const struct h2_stream *st = hc->first; st; st = st->next)
+        if (!st->window_need &&
+            nghttp2_session_get_stream_remote_window_size(hc->session, st->id) > 0)
+            return false;
+    return hc->first != NULL;
+}
+
 /* ---- the stream's slot ----------------------------------------------------------------- */
 
 void h2_stream_begin(struct worker *w, struct h2_conn *hc, int32_t id)
 {
-    char *slot = pool_get(&w->h2->streams);
+    char *slot = hc->ready;
     if (!slot) {
-        /* Every stream slot of the worker is in use: the client may retry. */
+        /* admit() let it through without a slot: the connection's own
+         * streams hold them all and wait for the client (h2_slots_stuck).
+         * The client may retry it. */
         nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+        h2_glitch(w, hc);
         return;
     }
+    hc->ready = *(char **)(void *)slot;
     struct h2_stream *st = (struct h2_stream *)(void *)slot;
     *st = (struct h2_stream){
         .hc = hc,
@@ -118,7 +213,7 @@ static void stream_free(struct worker *w, struct h2_stream *st)
     if (st->next)
         st->next->prev = st->prev;
     hc->nstreams--;
-    pool_put(&w->h2->streams, (char *)st);
+    slot_give(w, hc, (char *)st);
 }
 
 void h2_stream_free_all(struct worker *w, struct h2_conn *hc)
