@@ -566,14 +566,17 @@ static uint32_t stream_reserve(const struct settings *set)
     return set->h2_max_streams < H2_STREAM_RESERVE ? set->h2_max_streams : H2_STREAM_RESERVE;
 }
 
-/* min(max_conns x streams, max(H2_STREAM_SLOTS_MAX, every reserve +
- * H2_STREAM_SHARED_MIN)): h2_internal.h says why. */
+/* Every connection's reserve, and min(max_conns x (streams - reserve),
+ * max(H2_STREAM_SHARED_MIN, H2_STREAM_SLOTS_MAX - the reserves)) shared:
+ * h2_internal.h says why. */
 static uint32_t stream_slots(const struct settings *set)
 {
-    uint64_t all = (uint64_t)set->max_conns * set->h2_max_streams;
-    uint64_t floor = (uint64_t)set->max_conns * stream_reserve(set) + H2_STREAM_SHARED_MIN;
-    uint64_t cap = floor > H2_STREAM_SLOTS_MAX ? floor : H2_STREAM_SLOTS_MAX;
-    return (uint32_t)(all < cap ? all : cap);
+    uint64_t reserve = (uint64_t)set->max_conns * stream_reserve(set);
+    uint64_t rest = (uint64_t)set->max_conns * (set->h2_max_streams - stream_reserve(set));
+    uint64_t shared = reserve + H2_STREAM_SHARED_MIN < H2_STREAM_SLOTS_MAX
+                          ? H2_STREAM_SLOTS_MAX - reserve
+                          : H2_STREAM_SHARED_MIN;
+    return (uint32_t)(reserve + (rest < shared ? rest : shared));
 }
 
 /* The client table's entries: a power of two, at least twice the

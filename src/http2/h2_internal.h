@@ -70,17 +70,17 @@ struct exchange;
 #define H2_HEADER_LIST_MAX (16 * 1024)
 /* Stream slots (64 KiB of address space each, resident only once used):
  * each connection may always hold H2_STREAM_RESERVE of them (at most
- * --h2-max-streams), whatever the others hold; the rest of the worker's
- * slots are shared, and one client (an address, IPv6 by /64) holds at most
- * half of those. A worker has min(--max-conns x --h2-max-streams,
- * max(H2_STREAM_SLOTS_MAX, --max-conns x H2_STREAM_RESERVE +
- * H2_STREAM_SHARED_MIN)) slots. A stream that can have no slot now waits,
+ * --h2-max-streams), whatever the others hold; besides those reserves the
+ * worker has max(H2_STREAM_SHARED_MIN, H2_STREAM_SLOTS_MAX - the
+ * reserves) shared slots (no more than the connections could use), and
+ * one client (an address, IPv6 by /64) holds at most half of those: 4096
+ * slots in all by default, 2048 of them shared. A stream that can have no slot now waits,
  * with the rest of its connection's input, until one of the connection's
  * own streams gives its slot back (h2_conn.c, admit): it is never refused
  * because other connections hold the slots. */
 #define H2_STREAM_SLOTS_MAX  4096u
 #define H2_STREAM_RESERVE    2u
-#define H2_STREAM_SHARED_MIN 1024u
+#define H2_STREAM_SHARED_MIN 2048u
 /* Glitches (frames that do no work for the client: empty DATA, PRIORITY,
  * unknown types, malformed requests, header lists past the limit, streams
  * the server had to reset): a bucket of H2_GLITCH_BURST, refilled by
