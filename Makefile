@@ -15,6 +15,10 @@ CPPFLAGS_ALL = -Isrc -D_GNU_SOURCE $(CPPFLAGS)
 CFLAGS_ALL   = $(CSTD) $(WARN) $(OPT) -fno-common -MMD -MP $(CFLAGS)
 
 CORE_SRC   = $(sort $(wildcard src/core/*.c))
+# What only the protocols beyond HTTP/1 use (HTTP/2's and HTTP/3's field
+# list): not in pith-tiny or the router, whose field names have no
+# lowercase spelling (response.h under PITH_TINY).
+CORE_FULL_ONLY = src/core/field_list.c
 SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
 # The server's rooms (docs/DESIGN.md §1), from the shared facilities up to
 # the processes.
@@ -22,13 +26,14 @@ SERVER_ROOMS = base event tls http http1 http2 process
 SERVER_SRC = $(sort $(foreach r,$(SERVER_ROOMS),$(wildcard src/$(r)/*.c)))
 # The command line and the configuration file (config.h): the parse, each
 # option's value, the checks once all are known, the server's settings.
-CONFIG_SRC = src/cli/config.c src/cli/config_apply.c src/cli/config_check.c \
+CONFIG_SRC = src/cli/config.c src/cli/config_parse.c src/cli/config_apply.c src/cli/config_check.c \
              src/cli/config_settings.c src/cli/config_file.c src/cli/conffile.c
 CLI_SRC    = $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c \
              src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
-COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/compress_variant.c \
-                src/cli/compress_stale.c src/cli/codec.c
+COMPRESS_SRC  = src/cli/compress.c src/cli/compress_report.c src/cli/compress_files.c \
+                src/cli/compress_tree.c src/cli/compress_variant.c src/cli/compress_stale.c \
+                src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 # Automatic HTTPS (issue 35): the ACME client, its process and the challenge
 # table the workers answer from; full build only. -lcurl: HTTPS to the CA
@@ -42,7 +47,23 @@ TLS_SRC    = src/tls/tls.c src/tls/tls_ctx.c src/tls/tls_tickets.c
 AUTH_SRC   = src/http/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
 H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_stream.c
-FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS)
+# HTTP/3 (issue 34; src/http3/, H3_SRC): QUIC from ngtcp2 >= 1.11 with its GnuTLS crypto helper,
+# HTTP/3 and QPACK from nghttp3 >= 1.8 (Debian 12: bookworm-backports; Debian 13: main; see
+# scripts/deps). Found by pkg-config; without them pith builds without HTTP/3 and says so
+# (--version, the start line), and `--http3 on` exits 2 naming the packages.
+PKG_CONFIG ?= pkg-config
+H3_PKGS    = libngtcp2 >= 1.11 libngtcp2_crypto_gnutls >= 1.11 libnghttp3 >= 1.8 gnutls
+HTTP3     ?= $(shell $(PKG_CONFIG) --exists '$(H3_PKGS)' 2>/dev/null && echo yes || echo no)
+ifeq ($(HTTP3),yes)
+H3_SRC     = $(sort $(wildcard src/http3/*.c))
+H3_LIBS    = $(shell $(PKG_CONFIG) --libs '$(H3_PKGS)')
+CPPFLAGS_ALL += -DPITH_HTTP3=1 $(shell $(PKG_CONFIG) --cflags '$(H3_PKGS)')
+else
+H3_SRC     =
+H3_LIBS    =
+endif
+FULL_SRC  += $(H3_SRC)
+FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS) $(H3_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
@@ -133,7 +154,7 @@ core-freestanding: build/free/core.o
 # the 64-bit division helpers 32-bit ABIs need (it is the compiler's own).
 # Each link writes its map beside the objects (pith-tiny.map), from which
 # scripts/tiny-size --groups says where the bytes go.
-TINY_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+TINY_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
            src/sys/resolve.c $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
@@ -166,6 +187,13 @@ TINY_CFLAGS = $(CSTD) $(WARN) -Os -ffreestanding -nostdinc -isystem src/sys/raw 
               -MD -MP $(TINY_EXTRA)
 TINY_LDFLAGS = -nostdlib -static -no-pie -Wl,--gc-sections -Wl,-e,_start -Wl,--build-id=none \
                -Wl,-z,noseparate-code -Wl,-z,norelro -s
+# After the link: the section header table goes too (scripts/sstrip.c, a host
+# tool: the kernel and qemu-user read program headers only; issue 36, about
+# 350 bytes on x86-64 and 410 on mips). The link maps keep the sections.
+SSTRIP = build/tools/sstrip
+$(SSTRIP): scripts/sstrip.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
 
 define tiny_rules
 TINY_DIR_$(1) ?= build/tiny-$(1)
@@ -177,10 +205,11 @@ $$(TINY_DIR_$(1))/%.o: src/%.c
 	@echo "  CC [$(1)] $$<"
 	@$$(TINY_CC_$(1)) $$(TINY_CFLAGS) $$(TINY_ARCH_$(1)) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
-$$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1))
+$$(TINY_BIN_$(1)): $$(TINY_OBJ_$(1)) | $(SSTRIP)
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) -Wl,-Map,$$(TINY_DIR_$(1))/pith-tiny.map \
 	    -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+	@$(SSTRIP) $$@
 cross-$(1): $$(TINY_BIN_$(1))
 # The same objects with src/testhook/common.c and raw.c for none.c: the
 # test hooks, for proving the sandbox (tests/test_sandbox.py under
@@ -200,9 +229,9 @@ $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 # optimization; core's MIME table keeps its MIME_R entries (PITH_ROUTER).
 # `make cross PROFILE=router` (or cross-router-ARCH) builds
 # build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
-ROUTER_SRC = $(CORE_SRC) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
+ROUTER_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
              src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/answer.c \
-             src/router/access_log.c src/router/main_router.c
+             src/router/access_log.c src/router/worker.c src/router/router.c src/router/main_router.c
 ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
 ROUTER_DIR_x86_64 = build/router
 ROUTER_BIN_x86_64 = pith-router
@@ -216,10 +245,11 @@ $$(ROUTER_DIR_$(1))/%.o: src/%.c
 	@echo "  CC [router $(1)] $$<"
 	@$$(TINY_CC_$(1)) $$(ROUTER_CFLAGS) $$(TINY_ARCH_$(1)) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
-$$(ROUTER_BIN_$(1)): $$(ROUTER_OBJ_$(1))
+$$(ROUTER_BIN_$(1)): $$(ROUTER_OBJ_$(1)) | $(SSTRIP)
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) -Oz -flto $$(TINY_LDFLAGS) \
 	    -Wl,-Map,$$(ROUTER_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+	@$(SSTRIP) $$@
 cross-router-$(1): $$(ROUTER_BIN_$(1))
 endef
 $(foreach a,$(TINY_ARCHES),$(eval $(call router_rules,$(a))))
@@ -240,10 +270,11 @@ $$(ROUTER_M16_DIR_$(1))/%.o: src/%.c
 	@$$(TINY_CC_$(1)) $$(subst -flto,,$$(ROUTER_CFLAGS)) $$(TINY_ARCH_$(1)) \
 	    $$(if $$(filter $$<,$$(ROUTER_M16_RAW)),,-mips16 -minterlink-mips16) \
 	    -isystem $$$$($$(TINY_CC_$(1)) -print-file-name=include) -c $$< -o $$@
-$$(ROUTER_M16_DIR_$(1))/pith-router: $$(ROUTER_M16_OBJ_$(1))
+$$(ROUTER_M16_DIR_$(1))/pith-router: $$(ROUTER_M16_OBJ_$(1)) | $(SSTRIP)
 	$$(TINY_CC_$(1)) $$(TINY_ARCH_$(1)) $$(TINY_LDFLAGS) \
 	    -Wl,-Map,$$(ROUTER_M16_DIR_$(1))/pith-router.map -o $$@ $$^ -lgcc
 	@$$(TINY_OBJCOPY_$(1)) -R .comment $$@
+	@$(SSTRIP) $$@
 cross-router-mips16e-$(1): $$(ROUTER_M16_DIR_$(1))/pith-router
 endef
 $(foreach a,mips mipsel,$(eval $(call router_m16_rules,$(a))))
@@ -261,7 +292,8 @@ router: pith-router
 # its own command line, and the black-box files of what it has, against
 # pith-router (the tests of what it leaves out are marked full_only or
 # router_lacks and skip with the reason).
-ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_parser.py \
+ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/test_router_regress_36.py \
+                    tests/test_parser.py \
                     tests/test_paths.py tests/test_range.py tests/test_conditional.py \
                     tests/test_methods.py tests/test_keepalive.py tests/test_dotfiles.py \
                     tests/test_headers.py tests/test_mime.py tests/test_directories.py \
@@ -273,13 +305,18 @@ ROUTER_TEST_FILES = tests/test_router_diff.py tests/test_router_cli.py tests/tes
 test-router: pith pith-router
 	PITH_BIN=$(CURDIR)/pith-router $(PYTEST) $(ROUTER_TEST_FILES)
 
-# The differential test against each cross-built router under qemu-user.
+# The differential test against each cross-built router under qemu-user, and
+# the idle worker's memory budget on mips and mipsel (issue 36).
 test-router-cross: pith $(addprefix cross-router-,$(TINY_CROSS)) cross-router-mips16e-mips \
                    cross-router-mips16e-mipsel
 	@set -e; for a in $(TINY_CROSS); do echo "router $$a (qemu-$$a):"; \
 	    PITH_ROUTER_CMD="qemu-$$a build/router-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
 	@set -e; for a in mips mipsel; do echo "router MIPS16e $$a (qemu-$$a):"; \
 	    PITH_ROUTER_CMD="qemu-$$a build/router-mips16e-$$a/pith-router" $(PYTEST) -n 0 tests/test_router_diff.py; done
+	@set -e; for b in router-mips router-mipsel router-mips16e-mips router-mips16e-mipsel; do \
+	    echo "$$b: the idle worker's memory budget (issue 36)"; \
+	    PITH_BIN=$(CURDIR)/pith-router PITH_ROUTER_CMD="qemu-$${b##*-} build/$$b/pith-router" \
+	    $(PYTEST) -n 0 tests/test_router_regress_36.py -k budget; done
 
 # The whole suite against pith-tiny (epoll); tests of what it leaves out are
 # marked full_only and skip with their reason (tests/skips_allowed.txt).
@@ -322,6 +359,7 @@ FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
                 src/process/worker.c src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
               src/acme/acme_shared.c src/testhook/none.c
+FUZZ_H2_SRC += $(H3_SRC) # the worker calls HTTP/3's entry points (none run: no --tls-cert)
 FUZZ_H2_OBJ = $(patsubst src/%.c,build/fuzzlib/%.o,$(FUZZ_H2_SRC))
 # PITH_ASAN=1: the pools poison their free slots, as in pith-asan, so a
 # write past a stream's or a connection's slot, or into one given back, traps.
@@ -333,7 +371,7 @@ build/fuzzlib/%.o: src/%.c
 build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
-	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt
+	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
 fuzz: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from the checked-in seeds (with fuzz/NAME.dict

@@ -65,6 +65,9 @@ OPTIONS = {
     "timeout-handshake": ("3", "0"),
     "http2": ("off", "maybe"),
     "h2-max-streams": ("10", "0"),
+    "http3": ("off", "maybe"),
+    "h3-retry": ("on", "maybe"),
+    "h3-alt-svc-max-age": ("60", "-1"),
     "acme": ("ops@example.org", "nope"),
     "acme-ca": ("https://127.0.0.1:14000/dir", "http://127.0.0.1/dir"),
     "acme-ca-root": ("@CERT@", ""),
@@ -92,7 +95,8 @@ NEEDS = {
     "acme-dir": ["acme ops@example.org", "site @SITE@"],
 }
 FULL_ONLY = {"tls-cert", "tls-key", "tls-port", "tls-only", "redirect-http", "hsts",
-             "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams", "acme",
+             "timeout-handshake", "precompressed", "auth", "http2", "h2-max-streams", "http3", "h3-retry",
+             "h3-alt-svc-max-age", "acme",
              "acme-ca", "acme-ca-root", "acme-dir"}
 CMDLINE_ONLY = {"check", "help", "version", "config"}
 # Full-only options pith-tiny's --help leaves out to keep its bytes (it

@@ -87,8 +87,8 @@ def test_access_log_combined_and_rotated(docroot, tmp_path):
         assert re.match(r'^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] '
                         r'"GET /index\.html HTTP/1\.1" 200 %d "http://r/" "ua\\x22x"\n$'
                         % len(r.body), line), line
-        # About 5.5 KiB of lines: past 1 KiB, checked every 4 KiB, so one
-        # rotation (a second would replace access.log.1), then a new log.
+        # About 5.5 KiB of lines: past 1 KiB, so rotated (FILE.1 is the line
+        # that took FILE past 1 KiB and those before it), then a new log.
         with s.conn() as c:
             for _ in range(40):
                 c.request("GET", "/" + "n" * 60)

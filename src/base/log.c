@@ -226,6 +226,7 @@ static void json_line(struct buf *b, const struct access_entry *e)
     json_string(b, e->target, 1024);
     buf_put_cstr(b, ",\"protocol\":");
     buf_put_cstr(b, !e->method.p    ? "null"
+                    : e->minor == 3 ? "\"HTTP/3\""
                     : e->minor == 2 ? "\"HTTP/2.0\""
                     : e->minor      ? "\"HTTP/1.1\""
                                     : "\"HTTP/1.0\"");
@@ -285,9 +286,10 @@ void access_log_add(struct access_log *l, const struct access_entry *e, int64_t 
         escape_log(&b, bounded(e->method, 32));
         buf_put_char(&b, ' ');
         escape_log(&b, bounded(e->target, 1024));
-        buf_put_cstr(&b, e->minor == 2 ? " HTTP/2.0\" "
-                         : e->minor    ? " HTTP/1.1\" "
-                                       : " HTTP/1.0\" ");
+        buf_put_cstr(&b, e->minor == 3   ? " HTTP/3\" "
+                         : e->minor == 2 ? " HTTP/2.0\" "
+                         : e->minor      ? " HTTP/1.1\" "
+                                         : " HTTP/1.0\" ");
     } else {
         buf_put_cstr(&b, "-\" ");
     }

@@ -23,6 +23,7 @@
 
 struct stats_shared;
 struct tls_server;
+struct h3_server;
 struct clients;
 struct auth_server;
 struct acme_shared;
@@ -135,6 +136,11 @@ struct settings {
     const char *acme_ca, *acme_ca_root, *acme_dir;
     bool http2;              /* HTTP/2 (issue 20): ALPN h2, h2c by prior knowledge */
     unsigned h2_max_streams; /* SETTINGS_MAX_CONCURRENT_STREAMS [1..1000] */
+    /* HTTP/3 (issue 34; src/http3/): UDP on the TLS port */
+    bool http3;                  /* on: --http3 (default on where TLS is on and the build has it) */
+    bool h3_retry;               /* --h3-retry on: every new connection validated by a Retry */
+    unsigned h3_alt_svc_max_age; /* Alt-Svc's ma */
+    char alt_svc[48]; /* the Alt-Svc value TCP responses carry, h3=":PORT"; ma=S (h3_prepare) */
 
     /* ---- sites (issue 22; src/http/sites.c) ---- */
     unsigned nsites; /* at least 1 */
@@ -205,6 +211,12 @@ struct server {
     char tls_url[128];        /* "https://[::]:8443/" for the start line */
     struct tls_server *tls;   /* NULL without HTTPS */
     struct acme_shared *acme; /* --acme (issue 35): the challenges every worker answers */
+    /* HTTP/3 (issue 34): one UDP socket per worker on the TLS port, all in
+     * one SO_REUSEPORT group that the master holds open for the whole run
+     * (so the steering program's indices never shift), and the secrets
+     * every worker shares (src/http3/) */
+    int udp_fds[SETTINGS_WORKERS_MAX];
+    struct h3_server *h3;
     /* Last, as settings' tables are: only the sites in use are written. */
     struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
 };

@@ -33,6 +33,7 @@ struct fc_entry;
 struct auth_worker;
 struct tls_worker;
 struct h2_worker;
+struct h3_worker;
 struct loop_ops;
 struct loop_events;
 struct conn;
@@ -67,6 +68,7 @@ struct worker {
     struct auth_worker *auth;       /* http/auth.c: remembered credentials; NULL without */
     struct tls_worker *tls;         /* tls/: the TLS connections; NULL without HTTPS */
     struct h2_worker *h2;           /* http2/: NULL with --http2 off */
+    struct h3_worker *h3;           /* http3/: NULL without HTTP/3 */
     /* ---- the event loop and the connection table (event/, process/worker.c) ---- */
     const struct loop_ops *loop;
     const struct loop_events *events; /* what the loop reports up (event/loop.h) */
@@ -75,6 +77,7 @@ struct worker {
     int sigfd;                        /* TERM, INT, HUP, USR1 */
     int listen_fd;
     int tls_listen_fd; /* HTTPS (issue 10): -1 without */
+    int udp_fd;        /* HTTP/3's UDP socket (issue 34): -1 without */
     bool listening;    /* accepting new connections */
     bool exit_now;     /* a second TERM/INT */
     struct conn *conns;

@@ -111,10 +111,13 @@ struct config {
     unsigned ntls_cert, ntls_key;
     unsigned tls_port; /* default 8443 */
     bool tls_only, redirect_http;
-    unsigned hsts;              /* seconds; 0: no header */
-    unsigned timeout_handshake; /* default 10 */
-    bool http2;                 /* --http2 on|off (issue 20): default on */
-    unsigned h2_max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS, default 100 */
+    unsigned hsts;               /* seconds; 0: no header */
+    unsigned timeout_handshake;  /* default 10 */
+    bool http2;                  /* --http2 on|off (issue 20): default on */
+    unsigned h2_max_streams;     /* SETTINGS_MAX_CONCURRENT_STREAMS, default 100 */
+    int http3;                   /* --http3 on|off (issue 34): -1 until given (on where built) */
+    bool h3_retry;               /* --h3-retry on: a Retry before every new QUIC connection */
+    unsigned h3_alt_svc_max_age; /* --h3-alt-svc-max-age S: Alt-Svc's ma, default 86400 */
     /* automatic HTTPS (issue 35; src/acme/): NULL email: off; NULL CA and
      * directory: the defaults below (settings_from_config) */
     const char *acme_email, *acme_ca, *acme_ca_root, *acme_dir;

@@ -13,6 +13,7 @@
 #include "core/glob.h"
 #include "core/netaddr.h"
 #include "core/target.h"
+#include "http3/h3.h"
 #include "tls/tls.h"
 
 /* Parses value as a decimal in [lo, hi]; on failure explains which flag. */
@@ -185,6 +186,43 @@ static bool email_ok(const char *v)
     return n <= 254;
 }
 
+/* on or off, into *to; false after saying why. */
+static bool on_off(struct parser *ps, const char *flag, const char *v, bool *to)
+{
+    struct span s = span_make(v, cstr_len(v));
+    if (!span_eq_cstr(s, "on") && !span_eq_cstr(s, "off")) {
+        config_fail(ps, flag, v, "' is not on or off");
+        return false;
+    }
+    *to = v[1] == 'n';
+    return true;
+}
+
+/* HTTP/3 (issue 34). A build without ngtcp2 and nghttp3 takes --http3 off
+ * (what it does anyway) and refuses on, naming what it lacks. */
+static enum config_verdict apply_h3_flag(struct parser *ps, const struct option *o, const char *v)
+{
+    struct config *c = ps->cfg;
+    bool on = false;
+    switch (o->kind) {
+    case K_HTTP3:
+        if (!on_off(ps, "--http3: '", v, &on))
+            return CONFIG_USAGE;
+        if (on && !H3_BUILT)
+            return config_fail(ps, "--http3 on: this pith was built without HTTP/3; it needs ",
+                               H3_PACKAGES, "");
+        c->http3 = on;
+        return CONFIG_RUN;
+    case K_H3_RETRY:
+        if (!on_off(ps, "--h3-retry: '", v, &c->h3_retry))
+            return CONFIG_USAGE;
+        return CONFIG_RUN;
+    default:
+        return number(ps, o->name, v, 0, 31536000, &c->h3_alt_svc_max_age) ? CONFIG_RUN
+                                                                           : CONFIG_USAGE;
+    }
+}
+
 static enum config_verdict apply_acme_flag(struct parser *ps, const struct option *o, const char *v)
 {
     struct config *c = ps->cfg;
@@ -249,6 +287,9 @@ static enum config_verdict apply_tls_flag(struct parser *ps, const struct option
         c->http2 = v[1] == 'n';
         break;
     case K_H2_MAX_STREAMS: ok = number(ps, o->name, v, 1, 1000, &c->h2_max_streams); break;
+    case K_HTTP3:
+    case K_H3_RETRY:
+    case K_H3_ALT_SVC_MAX_AGE: return apply_h3_flag(ps, o, v);
     case K_ACME:
     case K_ACME_CA:
     case K_ACME_CA_ROOT:
@@ -442,6 +483,9 @@ enum config_verdict config_apply(struct parser *ps, const struct option *o, cons
     case K_HSTS:
     case K_HTTP2:
     case K_H2_MAX_STREAMS:
+    case K_HTTP3:
+    case K_H3_RETRY:
+    case K_H3_ALT_SVC_MAX_AGE:
     case K_ACME:
     case K_ACME_CA:
     case K_ACME_CA_ROOT:

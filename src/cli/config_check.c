@@ -7,6 +7,7 @@
  */
 #include "cli/config_internal.h"
 
+#include "acme/acme.h"
 #include "base/server.h"
 #include "core/bytes.h"
 #include "core/core.h"
@@ -208,7 +209,7 @@ unsigned config_acme_names(const struct config *c, void (*fn)(void *, unsigned, 
                            void *arg)
 {
     unsigned n = 0;
-    for (unsigned k = 0; c->acme_email && k < c->nserve; k++) {
+    for (unsigned k = 0; ACME_BUILT && c->acme_email && k < c->nserve; k++) {
         if (c->serve[k] == &c->top || c->serve[k]->ntls_cert)
             continue; /* no names, or a certificate of its own */
         for (unsigned i = 0; i < c->hosts.n; i++)
@@ -251,7 +252,7 @@ static void acme_name_check(void *arg, unsigned site, struct span name)
 static enum config_verdict check_acme(struct parser *ps)
 {
     const struct config *c = ps->cfg;
-    if (!c->acme_email) {
+    if (!ACME_BUILT || !c->acme_email) { /* pith-tiny refuses the options by name */
         if (c->acme_ca || c->acme_ca_root || c->acme_dir)
             return config_fail(ps, "--acme-ca, --acme-ca-root and --acme-dir need --acme EMAIL", "",
                                "");
@@ -294,6 +295,11 @@ static enum config_verdict check_tls(struct parser *ps)
                            : c->redirect_http ? "--redirect-http"
                                               : "--hsts",
                            " needs --tls-cert and --tls-key, or --acme", "");
+    if (config_tls_pairs(c) + acme == 0 && c->http3 == 1)
+        return config_fail(ps,
+                           "--http3 on needs --tls-cert and --tls-key, or --acme: HTTP/3 "
+                           "is always encrypted",
+                           "", "");
     if (c->tls_only && c->redirect_http)
         return config_fail(ps, "--redirect-http needs the plain listener that --tls-only drops", "",
                            "");

@@ -65,6 +65,9 @@ enum kind {
     K_T_HANDSHAKE,
     K_HTTP2, /* HTTP/2 (issue 20) */
     K_H2_MAX_STREAMS,
+    K_HTTP3, /* HTTP/3 (issue 34) */
+    K_H3_RETRY,
+    K_H3_ALT_SVC_MAX_AGE,
     K_SITE, /* sites (issue 22) */
     K_CONFIG,
     K_DEFAULT,
@@ -117,6 +120,8 @@ bool config_refused(struct parser *ps, struct span name);
 
 /* The option named name (a long flag without its dashes), or NULL. */
 const struct option *config_find(struct span name);
+/* The option a short name ('p' for -p) names, or NULL. */
+const struct option *config_find_short(char c);
 
 /* Applies o with value v (NULL for a flag) to ps->cur (a site option) or
  * the configuration; on failure the reason says why. */

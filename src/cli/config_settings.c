@@ -13,6 +13,7 @@
 #include "core/netaddr.h"
 #include "core/target.h"
 #include "http/filecache.h"
+#include "http3/h3.h"
 #include "tls/tls.h"
 
 _Static_assert(CONFIG_IMMUTABLE_MAX == SETTINGS_GLOBS_MAX, "--immutable's bound is the server's");
@@ -112,6 +113,11 @@ static void tls_settings(const struct config *cfg, struct settings *out)
     out->timeout_handshake = cfg->timeout_handshake;
     out->http2 = cfg->http2;
     out->h2_max_streams = cfg->h2_max_streams;
+    /* HTTP/3 (issue 34): on by default wherever TLS is on and the build has it. */
+    /* (h3_prepare() turns it off again without HTTPS.) */
+    out->http3 = H3_BUILT && cfg->http3 != 0;
+    out->h3_retry = cfg->h3_retry;
+    out->h3_alt_svc_max_age = cfg->h3_alt_svc_max_age;
 }
 
 /* One site's settings from its options (the top level's where it named

@@ -27,6 +27,7 @@
 #include "http/auth.h"
 #include "http/filecache.h"
 #include "http2/h2_conn.h"
+#include "http3/h3.h"
 #include "process/lockdown.h"
 #include "process/master.h"
 #include "sys/resolve.h"
@@ -281,6 +282,7 @@ static int check_reservations(const struct settings *set)
     if (set->ntls)
         bytes += tls_worker_reservation(set->max_conns); /* HTTPS: the TLS buffers */
     bytes += h2_worker_reservation(set);                 /* HTTP/2: the stream slots */
+    bytes += h3_worker_reservation(set);                 /* HTTP/3: connections, streams */
     void *p = sys_map(bytes);
     if (p) {
         sys_unmap(p, bytes);
@@ -288,8 +290,10 @@ static int check_reservations(const struct settings *set)
     }
     fprintf(stderr,
             "pith: --max-conns %u and --cache-size %u need %zu MiB of address space per worker, "
-            "which this process may not reserve (ulimit -v?); lower --max-conns or --cache-size\n",
-            set->max_conns, set->cache_size_mib, bytes >> 20);
+            "which this process may not reserve (ulimit -v, or a small machine?); lower "
+            "--max-conns or --cache-size%s\n",
+            set->max_conns, set->cache_size_mib, bytes >> 20,
+            set->http3 ? " (HTTP/3's streams take their share: --http3 off gives it back)" : "");
     return 2;
 }
 
@@ -421,7 +425,7 @@ static void print_start_line(const struct config *cfg, const struct server *s)
     if (https_loaded(s)) {
         snprintf(both, sizeof both, "%s and %s", s->url, s->tls_url);
         urls = cfg->tls_only ? s->tls_url : both;
-        snprintf(tls, sizeof tls, "; %s", tls_server_path(s->tls));
+        snprintf(tls, sizeof tls, "; %s%s", tls_server_path(s->tls), h3_describe(s));
     }
     char more[48] = "";
     if (s->set.nsites > 1)
@@ -644,7 +648,7 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
     settings_from_config(cfg, &s->set);
     lockdown_probe(s);
     for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
-        s->listen_fds[i] = s->tls_listen_fds[i] = -1;
+        s->listen_fds[i] = s->tls_listen_fds[i] = s->udp_fds[i] = -1;
     s->status_fd = -1;
     s->ready_pipe[0] = s->ready_pipe[1] = -1;
     if (cfg->check)
@@ -656,6 +660,8 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
         r = check_files(&s->set, s);
     if (!r)
         r = prepare_tls(s);
+    if (!r)
+        r = h3_prepare(s); /* HTTP/3: UDP on the TLS port, once its port is known */
     if (!r)
         r = auth_load(s); /* before forking: the workers may not read the files */
     if (!r && ACME_BUILT && s->set.acme_email && !(r = acme_prepare(s)))
@@ -698,7 +704,12 @@ int start_main(int argc, char **argv, start_loop_chooser choose_loop)
     static char reason[8192]; /* a configuration file's problems, one line each */
     switch (config_parse(argc, argv, (unsigned)sys_cpu_count(), &cfg, reason, sizeof reason)) {
     case CONFIG_HELP: fputs(config_usage(), stdout); return 0;
-    case CONFIG_VERSION: printf("pith %s\n", PITH_VERSION); return 0;
+    case CONFIG_VERSION:
+        printf("pith %s\n", PITH_VERSION);
+        if (TLS_BUILT)
+            printf(H3_BUILT ? "HTTP/3: %s\n" : "HTTP/3: not built (needs %s)\n",
+                   H3_BUILT ? h3_versions() : H3_PACKAGES);
+        return 0;
     case CONFIG_USAGE: print_reason(reason); return 2;
     case CONFIG_RUN: break;
     }

@@ -12,14 +12,14 @@
  * bytes of their text. */
 #ifdef PITH_TINY
 #define INTRO                                                                                      \
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"        \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1. This is\n"         \
     "pith-tiny: HTTPS, HTTP/2 and ACME are the full build's (it refuses their options).\n"
 #define ACME_USAGE   ""
 #define ACME_EXAMPLE ""
 #else
 #define INTRO                                                                                      \
-    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"      \
-    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"        \
+    "Serve the files under ROOT (default: the current directory) over HTTP/1.1 and HTTP/2\n"       \
+    "(h2c), and over HTTPS (HTTP/1.1, HTTP/2 by ALPN) with --tls-cert and --tls-key, or\n"         \
     "with certificates pith obtains (--acme).\n"
 #define ACME_USAGE                                                                                 \
     "      --acme EMAIL          automatic HTTPS: obtain and renew a certificate with ACME\n"      \
@@ -40,9 +40,7 @@
 static const char usage[] =
     "Usage: pith [OPTIONS] [ROOT]\n"
     "       pith compress [OPTIONS] ROOT   write .br/.zst/.gz variants of the files under\n"
-    "                                      ROOT (full build; pith compress --help)\n"
-    INTRO
-    "\n"
+    "                                      ROOT (full build; pith compress --help)\n" INTRO "\n"
     "Options (ranges in brackets):\n"
     "  -p, --port N              TCP port [0..65535] (default 8080; 0 = any free port,\n"
     "                            printed at start)\n"
@@ -134,7 +132,14 @@ static const char usage[] =
     "      --http2 on|off        HTTP/2: ALPN h2 on the TLS port, h2c by prior knowledge\n"
     "                            on the plain port (default on)\n"
     "      --h2-max-streams N    concurrent HTTP/2 streams per connection [1..1000]\n"
-    "                            (default 100)\n" ACME_USAGE
+    "                            (default 100)\n"
+    "      --http3 on|off        HTTP/3 (QUIC) on UDP at the HTTPS port, advertised by\n"
+    "                            Alt-Svc (default on where HTTPS is on and pith was built\n"
+    "                            with ngtcp2 and nghttp3; see --version)\n"
+    "      --h3-retry on|off     validate every new QUIC client's address with a Retry\n"
+    "                            (default off: only under a handshake flood)\n"
+    "      --h3-alt-svc-max-age S  Alt-Svc's ma on HTTP/1.1 and HTTP/2 responses\n"
+    "                            [0..31536000] (default 86400)\n" ACME_USAGE
     "  -q, --quiet               no start line, no worker exit summaries (errors still go\n"
     "                            to stderr)\n"
     "  -h, --help                show this help and exit\n"

@@ -98,7 +98,7 @@ bool u64_parse(struct span s, uint64_t *out)
         if (!ascii_is_digit(s.p[i]))
             return false;
         unsigned d = (unsigned)(s.p[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
+        if (!u64_times10_fits(v, d))
             return false;
         v = v * 10 + d;
     }
@@ -111,9 +111,7 @@ static char *u64_digits(uint64_t v, char *tmp)
 {
     char *p = tmp + 20;
     do {
-        /* The remainder from the quotient: one 64-bit division per digit,
-         * which on 32-bit ABIs is one libgcc helper rather than two. */
-        uint64_t q = v / 10;
+        uint64_t q = u64_div10(v);
         *--p = (char)('0' + (v - q * 10));
         v = q;
     } while (v);

@@ -72,6 +72,34 @@ bool u64_parse(struct span s, uint64_t *out);
 /* Writes v in decimal to out (at least 20 bytes); returns the length. */
 size_t u64_format(uint64_t v, char *out);
 
+/* v / 10 by shifts and adds (Hacker's Delight, divu10): no division. */
+static inline uint64_t u64_div10_shift(uint64_t v)
+{
+    uint64_t q = (v >> 1) + (v >> 2); /* 0.75 v, then towards 0.8 v */
+    q += q >> 4;
+    q += q >> 8;
+    q += q >> 16;
+    q += q >> 32;
+    q >>= 3; /* 0.1 v, low by at most one */
+    uint64_t r = v - ((q << 3) + (q << 1));
+    return q + (r > 9);
+}
+
+/* v / 10: a multiplication on 64-bit targets, u64_div10_shift on 32-bit
+ * ones, which so link no 64-bit division helper for the decimal digits of
+ * a 64-bit number (libgcc's __udivdi3: 1,116 bytes on mips). */
+static inline uint64_t u64_div10(uint64_t v)
+{
+    return UINTPTR_MAX > 0xffffffffu ? v / 10 : u64_div10_shift(v);
+}
+
+/* The largest value whose tenfold plus d still fits in 64 bits is
+ * (UINT64_MAX - d) / 10; this asks the same with constants only. */
+static inline bool u64_times10_fits(uint64_t v, unsigned d)
+{
+    return v < UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d <= UINT64_MAX % 10);
+}
+
 /* Writes v in lower-case hex to out (at least 16 bytes); returns the length. */
 size_t u64_format_hex(uint64_t v, char *out);
 

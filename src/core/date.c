@@ -40,7 +40,9 @@ static unsigned days_from_civil(unsigned y, unsigned m, unsigned d)
 static struct civil civil_from_time(int64_t t)
 {
     struct civil c;
-    unsigned days = (unsigned)((uint64_t)t / 86400);
+    /* t / 86400 as (t / 128) / 675: t < 2^38 (DATE_MAX), so the second
+     * division is a 32-bit one; no 64-bit division helper on 32-bit ABIs. */
+    unsigned days = (uint32_t)((uint64_t)t >> 7) / 675;
     unsigned rem = (unsigned)((uint64_t)t - (uint64_t)days * 86400);
     c.hour = rem / 3600;
     c.min = rem % 3600 / 60;

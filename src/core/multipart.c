@@ -17,12 +17,8 @@ void multipart_part_head(struct buf *b, const struct multipart *m, const struct 
     buf_put_span(b, m->boundary);
     buf_put_cstr(b, "\r\nContent-Type: ");
     buf_put_span(b, m->type);
-    buf_put_cstr(b, "\r\nContent-Range: bytes ");
-    buf_put_u64(b, r->first);
-    buf_put_char(b, '-');
-    buf_put_u64(b, r->last);
-    buf_put_char(b, '/');
-    buf_put_u64(b, m->size);
+    buf_put_cstr(b, "\r\nContent-Range: ");
+    range_content_range(b, r, m->size);
     buf_put_cstr(b, "\r\n\r\n");
 }
 

@@ -24,7 +24,7 @@ static bool parse_num(struct span s, size_t *at, struct num *out)
     uint64_t v = 0;
     while (*at < s.n && ascii_is_digit(s.p[*at])) {
         unsigned d = (unsigned)(s.p[*at] - '0');
-        v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+        v = u64_times10_fits(v, d) ? v * 10 + d : UINT64_MAX;
         (*at)++;
     }
     size_t lead = start;
@@ -149,4 +149,18 @@ int range_parse(struct span value, uint64_t size, struct range *out, unsigned ma
     if (s.too_many || s.total > size)
         return RANGE_TOO_MANY;
     return (int)s.n;
+}
+
+void range_content_range(struct buf *b, const struct range *r, uint64_t size)
+{
+    buf_put_cstr(b, "bytes ");
+    if (r) {
+        buf_put_u64(b, r->first);
+        buf_put_char(b, '-');
+        buf_put_u64(b, r->last);
+    } else {
+        buf_put_char(b, '*');
+    }
+    buf_put_char(b, '/');
+    buf_put_u64(b, size);
 }

@@ -44,4 +44,12 @@ struct range {
  */
 int range_parse(struct span value, uint64_t size, struct range *out, unsigned max);
 
+/* The Content-Range value (RFC 9110 §14.4) for r of a representation of size
+ * bytes, "bytes FIRST-LAST/SIZE", or for r NULL the unsatisfied form of a 416,
+ * "bytes * /SIZE" (without the blank), at most RANGE_CONTENT_RANGE_MAX bytes.
+ * One writer for the full build's 206, 416 and multipart parts and the
+ * router profile's. */
+#define RANGE_CONTENT_RANGE_MAX (6 + 20 + 1 + 20 + 1 + 20)
+void range_content_range(struct buf *b, const struct range *r, uint64_t size);
+
 #endif

@@ -14,6 +14,11 @@
  * other code. */
 struct span respond_reason(int status);
 
+/* The statuses whose request's end is unknown or untrusted (400, 408, 414,
+ * 431, 505): the connection closes after the answer, and nothing pipelined
+ * after it is read. One rule for the full build and the router profile. */
+bool respond_status_closes(int status);
+
 /* "HTTP/1.1 <status> <reason>\r\n" */
 void respond_status_line(struct buf *b, int status);
 

@@ -8,9 +8,10 @@
 #include "bytes.h"
 #include "respond.h"
 
-#define FIELD_NAME_ENTRY(id, h1, lower) [FIELD_##id] = {SPAN_LIT(h1), SPAN_LIT(lower)},
-const struct field_name field_names[FIELD_NAMES] = {FIELD_NAME_LIST(FIELD_NAME_ENTRY)};
-#undef FIELD_NAME_ENTRY
+#define FIELD_NAME_DEF(id, h1, lower)                                                              \
+    const struct field_name field_name_##id = FIELD_NAME_INIT(h1, lower);
+FIELD_NAME_LIST(FIELD_NAME_DEF)
+#undef FIELD_NAME_DEF
 
 void response_add(struct response *r, const struct field_name *name, struct span value)
 {

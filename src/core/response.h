@@ -31,8 +31,23 @@
  * empty), and the framing library lowercases its copy. */
 struct field_name {
     struct span h1;
+#ifndef PITH_TINY      /* pith-tiny and the router speak HTTP/1 alone: no bytes for the other */
     struct span lower; /* empty: not kept */
+#endif
 };
+
+/* A constant field_name: FIELD_NAME_INIT("X-Name", "x-name"). */
+#ifdef PITH_TINY
+#define FIELD_NAME_INIT(h1, lower)                                                                 \
+    {                                                                                              \
+        SPAN_LIT(h1)                                                                               \
+    }
+#else
+#define FIELD_NAME_INIT(h1, lower)                                                                 \
+    {                                                                                              \
+        SPAN_LIT(h1), SPAN_LIT(lower)                                                              \
+    }
+#endif
 
 #define FIELD_NAME_LIST(X)                                                                         \
     X(ACCEPT_RANGES, "Accept-Ranges", "accept-ranges")                                             \
@@ -42,6 +57,7 @@ struct field_name {
     X(ACEH, "Access-Control-Expose-Headers", "access-control-expose-headers")                      \
     X(ACMA, "Access-Control-Max-Age", "access-control-max-age")                                    \
     X(ALLOW, "Allow", "allow")                                                                     \
+    X(ALT_SVC, "Alt-Svc", "alt-svc")                                                               \
     X(CACHE_CONTROL, "Cache-Control", "cache-control")                                             \
     X(CONTENT_ENCODING, "Content-Encoding", "content-encoding")                                    \
     X(CONTENT_LENGTH, "Content-Length", "content-length")                                          \
@@ -57,14 +73,14 @@ struct field_name {
     X(VARY, "Vary", "vary")                                                                        \
     X(WWW_AUTHENTICATE, "WWW-Authenticate", "www-authenticate")
 
-#define FIELD_NAME_ENUM(id, h1, lower) FIELD_##id,
-enum field_name_id { FIELD_NAME_LIST(FIELD_NAME_ENUM) FIELD_NAMES };
-#undef FIELD_NAME_ENUM
-
-extern const struct field_name field_names[FIELD_NAMES];
+/* One object per name, not a table: a build links only the names it uses
+ * (pith-tiny and the router drop HTTP/2's and the CORS names). */
+#define FIELD_NAME_DECL(id, h1, lower) extern const struct field_name field_name_##id;
+FIELD_NAME_LIST(FIELD_NAME_DECL)
+#undef FIELD_NAME_DECL
 
 /* The constant name FIELD(CONTENT_TYPE), as a const struct field_name *. */
-#define FIELD(id) (&field_names[FIELD_##id])
+#define FIELD(id) (&field_name_##id)
 
 struct response_field {
     const struct field_name *name; /* a token */

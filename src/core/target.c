@@ -11,7 +11,11 @@
 #include "target.h"
 
 #include "bytes.h"
+#include "escape.h"
+#include "http_parse.h"
 #include "netaddr.h"
+
+_Static_assert(TARGET_LOCATION_MAX == HTTP_MAX_REQUEST_LINE + 8, "a Location holds a request line");
 
 /* ---- authority ---------------------------------------------------------- */
 
@@ -321,4 +325,20 @@ static long normalize(struct span path, char *out, size_t cap, unsigned *flags, 
     if (st.hidden > 0)
         *flags |= TARGET_HIDDEN;
     return (long)st.len;
+}
+
+void target_dir_location(struct buf *b, const struct target *t, struct span normalized)
+{
+    if (t->path.n >= 2 && t->path.p[1] != '/' &&
+        mem_find(t->path.p, t->path.n, '\\') == t->path.n) {
+        buf_put_span(b, t->path);
+    } else {
+        buf_put_char(b, '/');
+        escape_uri_path(b, normalized, false);
+    }
+    buf_put_char(b, '/');
+    if (t->has_query) {
+        buf_put_char(b, '?');
+        buf_put_span(b, t->query);
+    }
 }

@@ -79,4 +79,18 @@ long target_normalize(struct span path, char *out, size_t cap, unsigned *flags);
  * the dotfile rule does, so that no rule shows through the password). */
 long target_normalize_all(struct span path, char *out, size_t cap, unsigned *flags);
 
+/* The most a Location of target_dir_location() may take: a request line's
+ * worth (HTTP_MAX_REQUEST_LINE) and a little. A longer one is answered 414. */
+#define TARGET_LOCATION_MAX (8192 + 8)
+
+/* The Location of the 301 for a directory named without its trailing slash
+ * (t's path named a directory; `normalized` is target_normalize()'s path of
+ * it), into b: t's raw path with '/' added, then '?' and the query when t
+ * has one. The raw path is kept unless it could read as another host in a
+ * browser ("//host", or a backslash, which browsers take for '/'): then
+ * '/' and the normalized path, percent-encoded (escape_uri_path). One
+ * function for the full build's handler and the router profile; callers
+ * give b at most TARGET_LOCATION_MAX bytes and answer 414 on b->full. */
+void target_dir_location(struct buf *b, const struct target *t, struct span normalized);
+
 #endif

@@ -60,6 +60,9 @@ struct loop_events {
     /* c was closed; it is freed once the backend lets go of it (after this
      * loop iteration at the earliest, on both backends). */
     void (*closed)(struct worker *w, struct conn *c);
+    /* The UDP socket (w->udp_fd, HTTP/3's) has datagrams: the worker takes
+     * them all. */
+    void (*datagrams)(struct worker *w);
 };
 
 struct loop_ops {

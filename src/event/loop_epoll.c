@@ -21,7 +21,8 @@
 #define TAG_LISTENER     0
 #define TAG_SIGNAL       1
 #define TAG_TLS_LISTENER 2 /* HTTPS (issue 10) */
-#define TAG_CONN0        3
+#define TAG_UDP          3 /* HTTP/3's UDP socket (issue 34) */
+#define TAG_CONN0        4
 #define EVENTS_MAX       256
 #define ACCEPT_BATCH     64 /* accepts per wake-up, so reads are not starved */
 
@@ -43,7 +44,9 @@ static int ep_init(struct worker *w)
     w->epfd = sys_epoll_create();
     if (w->epfd < 0)
         return w->epfd;
-    return sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, EPOLLIN, TAG_SIGNAL);
+    /* HTTP/3: the UDP socket is read to EAGAIN on each readiness (h3_readable). */
+    int r = w->udp_fd < 0 ? 0 : sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->udp_fd, EPOLLIN, TAG_UDP);
+    return r < 0 ? r : sys_epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sigfd, EPOLLIN, TAG_SIGNAL);
 }
 
 /* EPOLLEXCLUSIVE (4.5): where workers share one listener (inherited from
@@ -215,6 +218,8 @@ static void ep_wait(struct worker *w, int timeout_ms)
         uint64_t tag = ev[i].data.u64;
         if (tag == TAG_LISTENER || tag == TAG_TLS_LISTENER) {
             accept_batch(w, tag == TAG_TLS_LISTENER);
+        } else if (tag == TAG_UDP) {
+            w->events->datagrams(w);
         } else if (tag == TAG_SIGNAL) {
             int sig;
             while ((sig = sys_signalfd_read(w->sigfd)) > 0)

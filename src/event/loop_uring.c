@@ -73,6 +73,18 @@ void uring_buf_recycle(struct uring *u, unsigned bid)
     io_uring_buf_ring_advance(u->br, 1);
 }
 
+/* HTTP/3 (issue 34): a one-shot poll for the UDP socket's datagrams, which
+ * the worker (loop_events.datagrams: HTTP/3) then takes with recvmmsg until EAGAIN;
+ * armed again after. */
+static void arm_udp(struct worker *w)
+{
+    if (w->udp_fd < 0)
+        return;
+    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
+    io_uring_prep_poll_add(sqe, w->udp_fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, K_UDP);
+}
+
 static void arm_signal(struct worker *w)
 {
     struct uring *u = state(w);
@@ -174,6 +186,7 @@ static int ur_init(struct worker *w)
     if (restricted && (r = restrict_ring(&u->ring)) < 0)
         return r;
     arm_signal(w);
+    arm_udp(w);
     return 0;
 }
 
@@ -456,6 +469,10 @@ static void dispatch(struct worker *w, const struct completion *e)
         break;
     case K_IGNORE: break;
     case K_ROOMSET: on_room_set(w); break;
+    case K_UDP:
+        w->events->datagrams(w);
+        arm_udp(w);
+        break;
     default: on_conn(w, e); break;
     }
 }

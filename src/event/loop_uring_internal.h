@@ -41,6 +41,7 @@ enum kind {
     K_SEND,
     K_POLL,
     K_ROOMSET, /* the epoll set of connections waiting for room after the peer's FIN */
+    K_UDP,     /* HTTP/3's UDP socket has datagrams (issue 34) */
 };
 
 /* In-flight operations of a connection, kept in c->events. */

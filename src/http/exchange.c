@@ -79,6 +79,11 @@ void exchange_reply(struct worker *w, struct exchange *x, struct response *r)
     if (x->tls && w->set->hsts)
         e.field[e.n++] = (struct response_field){
             FIELD(HSTS), span_make(w->set->hsts_value, cstr_len(w->set->hsts_value))};
+    /* HTTP/3 (issue 34): responses over TCP say where QUIC is (RFC 7838 §3),
+     * so browsers switch; an HTTP/3 response need not repeat it. */
+    if (w->set->alt_svc[0] && x->codec->version != 3)
+        e.field[e.n++] = (struct response_field){
+            FIELD(ALT_SVC), span_make(w->set->alt_svc, cstr_len(w->set->alt_svc))};
     x->status = r->status;
     x->body = !response_status_has_no_content(r->status) && !r->no_body;
     x->close_after = false;

@@ -30,11 +30,13 @@ struct vsite;
 struct exchange;
 struct http_info;
 
-/* What exchange_reply adds to a handler's response, for every protocol. */
+/* What exchange_reply adds to a handler's response, for every protocol: the
+ * site's fields, then HSTS and Alt-Svc (issue 34). */
+#define EXCHANGE_EXTRA_MAX (SITE_FIELDS_MAX + 2)
 struct exchange_extra {
-    struct span date;                                 /* the Date value */
-    struct span server;                               /* empty: no Server field */
-    struct response_field field[SITE_FIELDS_MAX + 1]; /* the site's, then HSTS */
+    struct span date;                                /* the Date value */
+    struct span server;                              /* empty: no Server field */
+    struct response_field field[EXCHANGE_EXTRA_MAX]; /* the site's, HSTS, Alt-Svc */
     unsigned n;
 };
 

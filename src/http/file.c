@@ -92,14 +92,9 @@ static void single_range(struct worker *w, struct exchange *x, const struct rep 
                          const struct range *rg)
 {
     const struct fc_entry *e = p->e;
-    char cr[80];
+    char cr[RANGE_CONTENT_RANGE_MAX];
     struct buf v = buf_make(cr, sizeof cr);
-    buf_put_cstr(&v, "bytes ");
-    buf_put_u64(&v, rg->first);
-    buf_put_char(&v, '-');
-    buf_put_u64(&v, rg->last);
-    buf_put_char(&v, '/');
-    buf_put_u64(&v, p->size);
+    range_content_range(&v, rg, p->size);
     PITH_ASSERT(!v.full);
     struct response r;
     response_init(&r, 206);
@@ -218,10 +213,9 @@ static void multi_range(struct worker *w, struct exchange *x, const struct rep *
 /* 416 (RFC 9110 §15.5.17): the error page plus "Content-Range: bytes * /len". */
 static void range_not_satisfiable(struct worker *w, struct exchange *x, const struct rep *p)
 {
-    char cr[32];
+    char cr[RANGE_CONTENT_RANGE_MAX];
     struct buf v = buf_make(cr, sizeof cr);
-    buf_put_cstr(&v, "bytes */");
-    buf_put_u64(&v, p->size);
+    range_content_range(&v, NULL, p->size);
     if (p->vary)
         reply_small_vary(w, x, 416, FIELD(CONTENT_RANGE), span_make(cr, v.len));
     else

@@ -272,12 +272,6 @@ static void take_bytes(struct filecache *fc, int *fd, uint64_t size, char **body
 
 /* ---- precompressed variants ------------------------------------------------------ */
 
-static bool same_file(const struct sys_stat *a, const struct sys_stat *b)
-{
-    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
-}
-
 /* A variant is stale when F was modified in a later second. Seconds, not
  * nanoseconds: brotli(1) -k copies F's time only to the second, so a fresh
  * variant made by it would otherwise always look older. */
@@ -495,30 +489,21 @@ static bool variants_unchanged(struct filecache *fc, const struct fc_entry *e)
         int r = resolve_stat(s->variant_dir_fd, path, s->follow_symlinks, fc->cfg.resolve, &st);
         if (r == -EMFILE || r == -ENFILE)
             continue; /* cannot look now: keep what we have */
-        if ((r == 0) != v->seen || (r == 0 && !same_file(&st, &v->st)))
+        if ((r == 0) != v->seen || (r == 0 && !resolve_same_file(&st, &v->st)))
             return false;
     }
     return true;
 }
 
-/* Still the same file, reached by the same rules? At most once a second per
- * entry, the path is resolved again beneath the root (O_PATH, no content
- * opened): a directory in the path swapped for a symlink, a file replaced,
- * changed or deleted, all drop the entry, and the next lookup opens afresh
- * with every check. */
+/* Still the same file, reached by the same rules (resolve_recheck, the rule
+ * the router profile's cache follows too), with the same variants? */
 static bool still_fresh(struct filecache *fc, struct fc_entry *e, int64_t now_ms)
 {
-    if (now_ms - e->checked_ms < 1000)
-        return true;
-    struct sys_stat st;
     const struct fc_root *s = e->root;
-    int r = resolve_stat(s->root_fd, e->key, s->follow_symlinks, fc->cfg.resolve, &st);
-    if (r == -EMFILE || r == -ENFILE)
-        return true; /* cannot look now (out of descriptors): keep serving it */
-    if (r < 0)
-        return false;
-    if (!same_file(&st, &e->st) || sys_file_type(&st) != SYS_FILE_REGULAR)
-        return false;
+    int r = resolve_recheck(s->root_fd, e->key, s->follow_symlinks, fc->cfg.resolve, &e->st,
+                            e->checked_ms, now_ms);
+    if (r <= 0)
+        return r == 0;
     if (FILECACHE_VARIANTS && s->precompressed && !variants_unchanged(fc, e))
         return false;
     e->checked_ms = now_ms;

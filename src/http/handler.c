@@ -52,21 +52,9 @@ static void options_response(struct worker *w, struct exchange *x)
  * only VCHAR, so no CR or LF can reach the field. */
 static void redirect_to_dir(struct worker *w, struct exchange *x, const struct target *t)
 {
-    char loc[HTTP_MAX_REQUEST_LINE + 8];
+    char loc[TARGET_LOCATION_MAX];
     struct buf b = buf_make(loc, sizeof loc);
-    bool raw_ok =
-        t->path.n >= 2 && t->path.p[1] != '/' && mem_find(t->path.p, t->path.n, '\\') == t->path.n;
-    if (raw_ok) {
-        buf_put_span(&b, t->path);
-    } else {
-        buf_put_char(&b, '/');
-        escape_uri_path(&b, span_make(w->path, cstr_len(w->path)), false);
-    }
-    buf_put_char(&b, '/');
-    if (t->has_query) {
-        buf_put_char(&b, '?');
-        buf_put_span(&b, t->query);
-    }
+    target_dir_location(&b, t, span_make(w->path, cstr_len(w->path)));
     if (b.full) {
         reply_error(w, x, 414);
         return;
@@ -349,7 +337,7 @@ static int method_status(enum http_method m)
 /* A test build's request (testhook.h): its answer, and its log line. */
 static void test_request(struct worker *w, struct exchange *x, const struct testhook_answer *a)
 {
-    static const struct field_name heap = {SPAN_LIT("X-Heap-Bytes"), SPAN_LIT("x-heap-bytes")};
+    static const struct field_name heap = FIELD_NAME_INIT("X-Heap-Bytes", "x-heap-bytes");
     if (a->opened && a->open_err)
         log_error_errno("test hook: open outside the root", a->opened, a->open_err);
     else if (a->opened)

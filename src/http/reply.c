@@ -60,13 +60,6 @@ void reply_small_vary(struct worker *w, struct exchange *x, int status,
     small(w, x, status, extra_name, extra_value, false, true);
 }
 
-/* The statuses whose request's end is unknown or untrusted: the connection
- * closes after the answer, and nothing pipelined after it is read. */
-static bool status_closes(int status)
-{
-    return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
-}
-
 /* --error-page: the page's bytes with the error's status and the error's
  * own fields (Allow for 405), its Content-Type from its name, and none of
  * a file's validators or ranges (an error page is no representation of
@@ -117,7 +110,7 @@ static bool error_page(struct worker *w, struct exchange *x, int status,
 void reply_error_with(struct worker *w, struct exchange *x, int status,
                       const struct field_name *name, struct span value)
 {
-    if (status_closes(status))
+    if (respond_status_closes(status))
         x->close = true;
     if (status == 405 && !name) {
         name = FIELD(ALLOW);

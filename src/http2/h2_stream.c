@@ -522,12 +522,12 @@ static void h2_head(struct worker *w, struct exchange *x, const struct response 
 {
     struct h2_stream *st = (struct h2_stream *)(void *)((char *)x - POOL_IN_SIZE);
     struct field_list_context cx = {e->date, e->server, e->field, e->n};
-    struct list_field lf[FIELD_LIST_MAX(SITE_FIELDS_MAX + 1)];
+    struct list_field lf[FIELD_LIST_MAX(EXCHANGE_EXTRA_MAX)];
     struct buf keep_buf = exchange_out_room(x);
     unsigned n = field_list_encode(r, &cx, lf, &keep_buf);
     PITH_ASSERT(!keep_buf.full);
     exchange_out_commit(x, keep_buf.len);
-    nghttp2_nv nv[FIELD_LIST_MAX(SITE_FIELDS_MAX + 1)];
+    nghttp2_nv nv[FIELD_LIST_MAX(EXCHANGE_EXTRA_MAX)];
     for (unsigned i = 0; i < n; i++)
         nv[i] = (nghttp2_nv){(uint8_t *)(uintptr_t)lf[i].name.p,
                              (uint8_t *)(uintptr_t)lf[i].value.p, lf[i].name.n, lf[i].value.n,

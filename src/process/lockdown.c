@@ -90,6 +90,21 @@ static const struct lockdown_syscall uring_table[] = {
     ALLOW(sendmsg, "HTTPS with kernel TLS: OpenSSL's own records (tickets, alerts) with a cmsg"),
 };
 
+/* HTTP/3 (issue 34; src/http3/h3_udp.c), on both loops: the UDP socket's
+ * datagrams are received and sent by system calls (io_uring only polls it). */
+#ifndef PITH_TINY /* (no HTTP/3 there, and no numbers for these in its arch headers) */
+static const struct lockdown_syscall h3_table[] = {
+    ALLOW(recvmmsg, "HTTP/3: datagrams in batches, with their local address and ECN"),
+    ALLOW(sendmsg, "HTTP/3: datagrams, a GSO train at a time, from the right local address"),
+    ALLOW(getsockname, "HTTP/3: the UDP socket's own address, once"),
+    ALLOW(futex, "HTTP/3: GnuTLS's once-only initialisations and locks (one thread: no wait)"),
+};
+#define H3_TABLE_LEN ARRAY_LEN(h3_table)
+#else
+#define h3_table     ((const struct lockdown_syscall *)0)
+#define H3_TABLE_LEN 0
+#endif
+
 #define SYSCALLS_MAX 128
 
 static size_t add_table(int *nrs, size_t n, const struct lockdown_syscall *t, size_t count)
@@ -168,6 +183,8 @@ static int restrict_syscalls(struct worker *w)
         n = add_table(nrs, n, epoll_table, ARRAY_LEN(epoll_table));
     else
         n = add_table(nrs, n, uring_table, ARRAY_LEN(uring_table));
+    if (w->udp_fd >= 0)
+        n = add_table(nrs, n, h3_table, H3_TABLE_LEN);
     n = add_table(nrs, n, testhook_syscalls, testhook_nsyscalls);
     int r = sys_seccomp_allow_only(nrs, n);
     return r < 0 ? fail("worker: seccomp", r) : 0;

@@ -42,6 +42,7 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "core/bytes.h"
+#include "core/respawn.h"
 #include "process/status.h"
 #include "process/upgrade.h"
 #include "process/worker.h"
@@ -52,10 +53,6 @@
 #include <errno.h>
 #include <signal.h>
 
-#define BACKOFF_FIRST_MS 1000
-#define BACKOFF_MAX_MS   30000
-#define STABLE_MS        10000 /* a worker that ran this long resets the backoff */
-
 /* SIGIO: a worker wrote on the ready pipe; SIGUSR2: upgrade. */
 static const int master_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGCHLD, SIGUSR2, SIGIO};
 
@@ -63,7 +60,7 @@ struct slot {
     int pid;            /* 0: not running */
     int64_t started;    /* ms */
     int64_t restart_at; /* ms; 0: none scheduled */
-    int64_t backoff;    /* ms: the delay after the next early death (0: none yet) */
+    int32_t backoff;    /* respawn_delay()'s state */
     bool ready;         /* this pid reported on the ready pipe */
 };
 
@@ -121,8 +118,8 @@ static bool status_died(struct master *m, int pid)
 static void start_acme(struct master *m)
 {
     m->acme_restart_at = 0;
-    if (!m->srv->acme)
-        return;
+    if (!ACME_BUILT || !m->srv->acme)
+        return; /* pith-tiny: none of this is built */
     int pid = sys_fork();
     if (pid == 0) {
         /* The ACME process serves no TLS: it keeps none of the contexts'
@@ -140,7 +137,7 @@ static void start_acme(struct master *m)
 
 static bool acme_died(struct master *m, int pid, int status)
 {
-    if (pid != m->acme_pid)
+    if (!ACME_BUILT || pid != m->acme_pid)
         return false;
     m->acme_pid = 0;
     if (!m->stopping) {
@@ -199,7 +196,7 @@ static int start_worker(struct master *m, unsigned i)
         pid = sys_fork();
     if (pid < 0) {
         log_error_errno("start a worker", NULL, pid);
-        s->restart_at = sys_now_ms() + BACKOFF_FIRST_MS;
+        s->restart_at = sys_now_ms() + RESPAWN_FIRST_MS;
         return pid;
     }
     if (pid == 0)
@@ -230,17 +227,6 @@ static void report_exit(unsigned i, int pid, int status, int64_t delay_ms)
     log_error(line);
 }
 
-/* The delay before worker slot s starts again after dying now: none after
- * a stable run or a first early death, then 1, 2, 4 ... 30 s. */
-static int64_t restart_delay(struct slot *s, int64_t now)
-{
-    if (now - s->started >= STABLE_MS)
-        s->backoff = 0;
-    int64_t d = s->backoff;
-    s->backoff = d == 0 ? BACKOFF_FIRST_MS : d * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : d * 2;
-    return d;
-}
-
 static void close_listener(struct master *m, unsigned i)
 {
     if (m->srv->listen_shared)
@@ -268,7 +254,7 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
         return;
     stats_add(&m->srv->stats->restarts, 1);
     int64_t now = sys_now_ms();
-    int64_t delay = restart_delay(s, now);
+    int64_t delay = respawn_delay(&s->backoff, now - s->started);
     report_exit(i, pid, status, delay);
     s->restart_at = now + delay;
     if (delay == 0) {
@@ -467,7 +453,7 @@ static void collect_ready(struct master *m)
             for (unsigned i = 0; i < srv->nlisten; i++)
                 if (m->slots[i].pid == pid)
                     m->slots[i].ready = true;
-    if (certs && !m->stopping)
+    if (ACME_BUILT && certs && !m->stopping)
         acme_certs(m);
     for (unsigned i = 0; i < srv->nlisten && srv->ready_pipe[0] < 0; i++)
         m->slots[i].ready = m->slots[i].pid > 0; /* no pipe: started counts */

@@ -29,6 +29,7 @@
 #include "http/filecache.h"
 #include "http1/h1_conn.h"
 #include "http2/h2_conn.h"
+#include "http3/h3.h"
 #include "process/lockdown.h"
 #include "sys/sys.h"
 #include "testhook/testhook.h"
@@ -195,14 +196,17 @@ static void start_drain(struct worker *w)
     for (uint32_t i = 0; i < w->next_unused; i++)
         if (w->conns[i].state != CONN_FREE)
             conn_drain(w, &w->conns[i]);
+    h3_drain(w);
 }
 
 static void on_signal(struct worker *w, int sig)
 {
     if (sig == SIGHUP || sig == SIGUSR1) {
         access_log_reopen(&w->log);
-        if (sig == SIGHUP)
+        if (sig == SIGHUP) {
             tls_worker_reload(w); /* new handshakes only */
+            h3_worker_reload(w);
+        }
     } else if (w->draining)
         w->exit_now = true; /* a second TERM/INT: exit at once */
     else
@@ -220,7 +224,7 @@ static int loop_timeout(struct worker *w)
 {
     if (tls_has_ready(w))
         return 0; /* bytes OpenSSL already holds are handed over first */
-    int t = timer_next_timeout(&w->wheel, w->now_ms);
+    int t = h3_timeout(w, timer_next_timeout(&w->wheel, w->now_ms));
     bool need_second = w->log.len || proc_of(w)->accept_retry_ms || w->draining;
     if (need_second && (t < 0 || t > 1000))
         t = w->draining ? 250 : 1000;
@@ -236,6 +240,7 @@ static void run_loop(struct worker *w)
             return;
         tls_run_ready(w);
         timer_expire(&w->wheel, w->now_ms, fire_timer, w);
+        h3_expire(w);
         reap_closed(w);
         access_log_tick(&w->log, w->now_ms);
         if (p->accept_retry_ms && w->now_ms >= p->accept_retry_ms) {
@@ -243,8 +248,8 @@ static void run_loop(struct worker *w)
             if (!w->draining && worker_can_accept(w))
                 worker_set_listening(w, true);
         }
-        if (w->draining &&
-            ((p->active == 0 && !w->loop->accept_busy(w)) || w->now_ms >= p->drain_deadline_ms))
+        if (w->draining && ((p->active == 0 && h3_active(w) == 0 && !w->loop->accept_busy(w)) ||
+                            w->now_ms >= p->drain_deadline_ms))
             return;
     }
 }
@@ -266,6 +271,7 @@ static const struct loop_events worker_events = {
     .signal = on_signal,
     .clock = update_clock,
     .closed = conn_closed,
+    .datagrams = h3_readable,
 };
 
 static int worker_init(struct worker *w, const struct server *srv, unsigned index)
@@ -279,10 +285,11 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
     w->index = index;
     w->listen_fd = srv->listen_fds[index];
     w->tls_listen_fd = srv->tls ? srv->tls_listen_fds[index] : -1;
+    w->udp_fd = srv->set.http3 ? srv->udp_fds[index] : -1;
     w->nconns = srv->set.max_conns;
     w->conns = sys_map((size_t)w->nconns * sizeof *w->conns);
     if (!w->conns || pool_init(&w->pool, w->nconns) < 0 || (srv->tls && tls_worker_init(w) < 0) ||
-        h2_worker_init(w) < 0) {
+        h2_worker_init(w) < 0 || h3_worker_init(w) < 0) {
         log_error("worker: cannot reserve memory for the connection table");
         return -1;
     }
@@ -375,6 +382,8 @@ int worker_run(const struct server *srv, unsigned index)
         if (srv->tls && srv->tls_listen_fds[i] >= 0 &&
             srv->tls_listen_fds[i] != srv->tls_listen_fds[index])
             sys_close(srv->tls_listen_fds[i]);
+        if (srv->set.http3 && i != index && srv->udp_fds[i] >= 0)
+            sys_close(srv->udp_fds[i]); /* the master keeps the group whole (h3_udp.c) */
     }
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd); /* the status process's alone */
@@ -397,6 +406,8 @@ int worker_run(const struct server *srv, unsigned index)
     if (!w->set->quiet) {
         report_closes(w);
         tls_worker_report(w);
+        h3_worker_report(w);
     }
+    h3_worker_exit(w);
     return 0;
 }

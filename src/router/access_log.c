@@ -2,38 +2,64 @@
 /*
  * access_log.c - a router worker's access log: one line per exchange in
  * the combined format (the peer as inet_ntop writes it), appended with one
- * write, the file renamed to FILE.1 and reopened past --log-max (checked
- * every 4 KiB written), reopened on HUP/USR1.
+ * write, reopened on HUP/USR1. Rotation (issue 36): before each line the
+ * worker checks that FILE is still the file it writes into, and follows
+ * it when another worker (or logrotate) moved it; the line that takes
+ * FILE past --log-max is the last of it: FILE is renamed to FILE.1 (the
+ * one generation kept) under an flock of that file, so that two workers
+ * never rotate twice, which would throw a whole generation away.
  */
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/escape.h"
-#include "router/serve.h"
+#include "router/worker.h"
 
 #include <fcntl.h>
-#include <limits.h>
 
-static int log_fd; /* 0: none (no initialized data, see DESIGN.md) */
-static uint32_t log_unchecked;
+static int log_fd;                /* 0: none (no initialized data, see DESIGN.md) */
+static uint64_t log_ino, log_dev; /* the file log_fd writes into */
 
-static void log_rotate(void)
+/* log_fd to what --log names now (created when missing); false when it
+ * cannot be opened (the old one is kept). */
+static bool log_reopen(void)
 {
-    struct sys_stat a, p;
-    if (sys_fstat(log_fd, &a) < 0 || a.size <= router.log_max)
-        return;
-    if (sys_fstatat(AT_FDCWD, router.log_path, &p, true) == 0 && p.ino == a.ino && p.dev == a.dev) {
-        char old[PATH_MAX + 3];
-        struct buf b = buf_make(old, sizeof old - 1);
-        buf_put_cstr(&b, router.log_path);
-        buf_put_cstr(&b, ".1");
-        old[b.len] = '\0';
-        sys_rename(router.log_path, old); /* another worker may have won: fine */
-    }
     int fd = sys_open_log(router.log_path);
-    if (fd >= 0) {
+    if (fd < 0)
+        return false;
+    if (!log_fd) {
+        log_fd = fd;
+    } else {
         sys_dup_onto(fd, log_fd);
         sys_close(fd);
     }
+    struct sys_stat st;
+    if (sys_fstat(log_fd, &st) == 0)
+        log_ino = st.ino, log_dev = st.dev;
+    return true;
+}
+
+/* Does FILE name the file log_fd writes into? st gets FILE's stat. */
+static bool log_is_live(struct sys_stat *st)
+{
+    return sys_fstatat(AT_FDCWD, router.log_path, st, true) == 0 && st->ino == log_ino &&
+           st->dev == log_dev;
+}
+
+/* FILE to FILE.1, unless another worker rotated it first (it holds the
+ * lock of the file it renames, and renames it only while FILE names it);
+ * name[] is free memory for FILE.1's name. */
+static void log_rotate(char *name, size_t cap)
+{
+    struct sys_stat st;
+    struct buf b = buf_make(name, cap - 1);
+    buf_put_cstr(&b, router.log_path);
+    buf_put_cstr(&b, ".1");
+    name[b.len] = '\0';
+    sys_lock(log_fd, true);
+    if (!b.full && log_is_live(&st))
+        sys_rename(router.log_path, name);
+    sys_lock(log_fd, false);
+    log_reopen();
 }
 
 /* s escaped for the log, cut to max bytes (a line stays within its buffer). */
@@ -53,7 +79,11 @@ static void put_quoted(struct buf *b, struct span s, size_t max)
 }
 
 /* The peer as inet_ntop writes it (RFC 5952: the longest run of two or
- * more zero groups as "::"), IPv4 dotted also when mapped into IPv6. */
+ * more zero groups as "::"), IPv4 dotted also when mapped into IPv6. Kept
+ * rather than rt_raw.c's inet_ntop, which the full build's log matches:
+ * 288 bytes less on x86-64, 384 on mips (measured, issue 36). It differs
+ * only for the deprecated IPv4-compatible ::a.b.c.d, written in hex here
+ * (no client connects from one: they are not routed). */
 static void put_peer(struct buf *b, const struct sockaddr_storage *ss)
 {
     const unsigned char *ip = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
@@ -95,8 +125,11 @@ void log_request(const struct rconn *c)
 {
     if (!log_fd)
         return;
-    char line[8192], host[DATE_CLF_LEN];
-    struct buf b = buf_make(line, sizeof line);
+    /* The line is written into the scratch after the request's bytes, free
+     * by now (what the exchange sent is gone; what another connection waits
+     * to send is in its own buffer): no 8 KiB on the worker's stack. */
+    char *line = scratch_after(c), host[DATE_CLF_LEN];
+    struct buf b = buf_make(line, LOG_LINE_MAX);
     put_peer(&b, &c->peer);
     buf_put_cstr(&b, " - - [");
     buf_put(&b, host, date_format_clf(now_sec, host));
@@ -118,26 +151,22 @@ void log_request(const struct rconn *c)
     buf_put_char(&b, ' ');
     put_quoted(&b, c->user_agent, 256);
     buf_put_char(&b, '\n');
+    struct sys_stat st = {0};
+    bool file = log_fd != 1;
+    if (file && !log_is_live(&st)) /* rotated by another worker, or moved away */
+        file = log_reopen() && log_is_live(&st);
     sys_write(log_fd, line, b.len);
-    log_unchecked += (uint32_t)b.len;
-    if (log_fd != 1 && log_unchecked >= 4096) {
-        log_unchecked = 0;
-        log_rotate();
-    }
+    if (file && st.size + b.len > router.log_max)
+        log_rotate(line, LOG_LINE_MAX); /* the line is written: its memory is free */
 }
 
 bool log_open(void)
 {
     if (!router.log_path)
         return true;
-    int fd = router.log_path[0] == '-' && !router.log_path[1] ? 1 : sys_open_log(router.log_path);
-    if (fd < 0)
+    if (router.log_path[0] == '-' && !router.log_path[1])
+        log_fd = 1;
+    else if (!log_reopen())
         return log_fd != 0;
-    if (!log_fd)
-        log_fd = fd;
-    else if (fd != 1) {
-        sys_dup_onto(fd, log_fd);
-        sys_close(fd);
-    }
     return true;
 }

@@ -23,8 +23,9 @@
 #include "core/mime.h"
 #include "core/range.h"
 #include "core/respond.h"
+#include "core/response.h"
 #include "core/target.h"
-#include "router/serve.h"
+#include "router/worker.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -33,78 +34,82 @@
 #define SERVER "pith/" PITH_VERSION
 
 static struct http_info info;
-static char path[PATH_MAX + 1];
-static struct buf ob; /* the out buffer of the response being written */
+/* In the scratch (serve.h): the normalized path, right after the request's
+ * bytes, and the first byte that the answer may write into. */
+static char *path, *free_at;
+static struct buf ob;        /* the out buffer of the response being written */
+static struct response resp; /* its head, until head() encodes it */
 
-/* ---- the writer: a head in the order the full build's h1.c writes it ---------- */
+/* ---- the writer: the full build's encoder, h1.c ---------------------------------- */
 
-static void field(const char *name, struct span v)
+static void field(const struct field_name *name, struct span v)
 {
-    respond_field(&ob, name, v);
+    response_add(&resp, name, v);
 }
 
-static void field_c(const char *name, const char *v)
+static void field_c(const struct field_name *name, const char *v)
 {
-    respond_field(&ob, name, span_make(v, cstr_len(v)));
+    field(name, span_make(v, cstr_len(v)));
 }
 
 static void begin(struct rconn *c, int status)
 {
     c->status = status;
-    respond_status_line(&ob, status);
-    field("Date", span_make(date, DATE_IMF_LEN));
-    field("Server", SPAN_LIT(SERVER));
+    response_init(&resp, status);
+    ob = buf_make(c->outp = free_at, OUT_CAP);
 }
 
-/* Content-Length (len >= 0) or, for a listing, chunked on HTTP/1.1 and
- * close-delimited on 1.0; nothing for 204 and 304. */
-static void framing(struct rconn *c, int64_t len)
+/* The head, by h1_encode_head (the status line, Date, Server, the fields,
+ * the framing and Connection, as the full build writes them): len >= 0 is
+ * the body's length, -1 a listing's (chunked on HTTP/1.1, close-delimited
+ * on 1.0). block: the fields go after the length, as a cache entry's block
+ * does in a 200 of the full build. */
+static void head(struct rconn *c, int64_t len, bool block)
 {
-    if (c->status == 204 || c->status == 304)
-        return;
-    if (len >= 0) {
-        buf_put_cstr(&ob, "Content-Length: ");
-        buf_put_u64(&ob, (uint64_t)len);
-        buf_put(&ob, "\r\n", 2);
-    } else if (c->minor) {
-        buf_put_cstr(&ob, "Transfer-Encoding: chunked\r\n");
-        c->chunked = true;
-    } else {
-        c->close_after = true;
+    struct field_block fb;
+    if (block) {
+        mem_copy(fb.f, resp.field, resp.nfields * sizeof *resp.field);
+        fb.n = resp.nfields;
+        fb.h1 = (struct span){0};
+        fb.lasting = false;
+        resp.nfields = 0;
+        resp.block = &fb;
     }
-}
-
-static void finish(struct rconn *c)
-{
-    c->close_after = c->close_after || !c->keep_alive || draining;
-    buf_put_cstr(&ob, c->close_after  ? "Connection: close\r\n\r\n"
-                      : c->minor == 0 ? "Connection: keep-alive\r\n\r\n"
-                                      : "\r\n");
-}
-
-static bool closes(int status)
-{
-    return status == 400 || status == 408 || status == 414 || status == 431 || status == 505;
+    resp.length = (uint64_t)len;
+    resp.length_known = len >= 0;
+    resp.no_body = c->head_only;
+    resp.close = c->close_after || draining;
+    struct h1_context cx = {
+        .date = span_make(date, DATE_IMF_LEN),
+        .server = SPAN_LIT(SERVER),
+        .minor = c->minor,
+        .keep_alive = c->keep_alive,
+    };
+    struct h1_head h;
+    h1_encode_head(&ob, &resp, &cx, &h);
+    buf_put_span(&ob, h.tail);
+    c->close_after = h.close;
+    c->chunked = h.chunked;
 }
 
 /* The small HTML answer (reply.c's reply_small and reply_error). */
-static void small(struct rconn *c, int status, const char *name, struct span v, bool cacheable)
+static void small(struct rconn *c, int status, const struct field_name *name, struct span v,
+                  bool cacheable)
 {
-    if (closes(status))
+    if (respond_status_closes(status))
         c->close_after = true;
     if (status == 405 && !name) {
-        name = "Allow";
+        name = FIELD(ALLOW);
         v = SPAN_LIT(ALLOW);
     }
     begin(c, status);
-    field_c("Content-Type", "text/html; charset=utf-8");
+    field_c(FIELD(CONTENT_TYPE), "text/html; charset=utf-8");
     if (name)
         field(name, v);
     if (cacheable)
-        field_c("Cache-Control", router.cache_control);
+        field_c(FIELD(CACHE_CONTROL), router.cache_control);
     size_t n = respond_error_body_len(status);
-    framing(c, (int64_t)n);
-    finish(c);
+    head(c, (int64_t)n, false);
     if (!c->head_only) {
         respond_error_body(&ob, status);
         c->body_bytes = n;
@@ -119,18 +124,19 @@ static void error(struct rconn *c, int status)
 static void allow(struct rconn *c)
 {
     begin(c, 204);
-    field("Allow", SPAN_LIT(ALLOW));
-    finish(c);
+    field(FIELD(ALLOW), SPAN_LIT(ALLOW));
+    head(c, 0, false);
 }
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* Open small files, kept between requests with filecache.c's freshness:
- * the path checked again with resolve_stat a second after the last check
- * (a file replaced or removed, or a directory in its path swapped for a
- * link: the entry goes and the path is opened afresh, with every check),
- * the descriptor's fstat on every use (a file changed in place). Only regular files up to
- * SMALL_BODY, whose bytes are read while the request is answered, so no entry is ever in use when
+/* Open small files, kept between requests by filecache.c's freshness rule,
+ * the same function (resolve_recheck: the path resolved again a second
+ * after the last look; a file replaced, changed or removed, or a directory
+ * in its path swapped for a link, and the entry goes and the path is opened
+ * afresh, with every check), and the descriptor's fstat on every use (a
+ * file changed in place). Only regular files up to SMALL_BODY, whose bytes
+ * are read while the request is answered, so no entry is ever in use when
  * another request evicts it. */
 #define SMALL_BODY 8192
 #define FDC_N      16
@@ -148,12 +154,6 @@ static struct fdc fdc[FDC_N];
 static unsigned fdc_next;
 static int req_cached_1; /* 1 + the cached descriptor the request holds, or 0 (no .data) */
 
-static bool same_file(const struct sys_stat *a, const struct sys_stat *b)
-{
-    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
-}
-
 /* Closes a file's descriptor unless the cache keeps it. */
 static void release(int fd)
 {
@@ -168,19 +168,19 @@ static int open_stat(const char *rel, struct sys_stat *st)
     for (struct fdc *e = fdc; e < fdc + FDC_N; e++) {
         if (!e->fd || e->n != n || !mem_eq(e->key, rel, n))
             continue;
-        /* The descriptor's own stat on every use: a file rewritten in
-         * place is the same inode with new bytes, which must never go out
-         * under the old length and validators. */
-        struct sys_stat now, here;
-        if (sys_fstat(e->fd, &here) < 0 || !same_file(&here, &e->st) ||
-            (now_ms - e->checked_ms >= 1000 &&
-             (resolve_stat(router.root_fd, rel, false, router.resolve, &now) < 0 ||
-              !same_file(&now, &e->st) || sys_file_type(&now) != SYS_FILE_REGULAR))) {
+        /* filecache.c's rule (resolve_recheck), and the descriptor's own
+         * stat on every use: the bytes are read now, and a file rewritten
+         * in place is the same inode with new bytes, which must never go
+         * out under the old length and validators. */
+        struct sys_stat here;
+        int r = resolve_recheck(router.root_fd, rel, false, router.resolve, &e->st, e->checked_ms,
+                                now_ms);
+        if (r < 0 || sys_fstat(e->fd, &here) < 0 || !resolve_same_file(&here, &e->st)) {
             sys_close(e->fd);
             e->fd = 0;
             break;
         }
-        if (now_ms - e->checked_ms >= 1000)
+        if (r > 0)
             e->checked_ms = now_ms;
         *st = e->st;
         req_cached_1 = e->fd + 1;
@@ -230,7 +230,7 @@ static void body_file(struct rconn *c, int fd, uint64_t first, uint64_t n)
  * (several: 200 with the whole file, RFC 9110 §14.2), then 200. */
 static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struct span name)
 {
-    char tag[ETAG_MAX], lm_text[DATE_IMF_LEN], cr[80];
+    char tag[ETAG_MAX], lm_text[DATE_IMF_LEN], cr[RANGE_CONTENT_RANGE_MAX];
     struct span etag =
         span_make(tag, etag_make(st->ino, st->size, st->mtime_sec, st->mtime_nsec, tag));
     int64_t lm = st->mtime_sec > now_sec ? now_sec : st->mtime_sec;
@@ -247,88 +247,61 @@ static void serve_file(struct rconn *c, int fd, const struct sys_stat *st, struc
     if (v == COND_FAILED || n == RANGE_UNSATISFIABLE) {
         release(fd);
         struct buf b = buf_make(cr, sizeof cr);
-        buf_put_cstr(&b, "bytes */");
-        buf_put_u64(&b, st->size);
+        range_content_range(&b, NULL, st->size);
         if (v == COND_FAILED)
             error(c, 412);
         else
-            small(c, 416, "Content-Range", span_make(cr, b.len), false);
+            small(c, 416, FIELD(CONTENT_RANGE), span_make(cr, b.len), false);
         return;
     }
-    struct span type = mime_lookup(name);
-    if (v == COND_PROCEED && n != 1) { /* 200: h1.c puts the length before the block */
-        begin(c, 200);
-        framing(c, (int64_t)st->size);
-        field("Content-Type", type);
-    } else {
-        begin(c, v == COND_PROCEED ? 206 : 304);
-    }
+    begin(c, v != COND_PROCEED ? 304 : n == 1 ? 206 : 200);
+    if (c->status != 304)
+        field(FIELD(CONTENT_TYPE), mime_lookup(name));
     if (c->status == 206) {
         struct buf b = buf_make(cr, sizeof cr);
-        buf_put_cstr(&b, "bytes ");
-        buf_put_u64(&b, r[0].first);
-        buf_put_char(&b, '-');
-        buf_put_u64(&b, r[0].last);
-        buf_put_char(&b, '/');
-        buf_put_u64(&b, st->size);
-        field("Content-Type", type);
-        field("Content-Range", span_make(cr, b.len));
+        range_content_range(&b, &r[0], st->size);
+        field(FIELD(CONTENT_RANGE), span_make(cr, b.len));
     }
     if (has_lm)
-        field("Last-Modified", span_make(lm_text, DATE_IMF_LEN));
-    field("ETag", etag);
-    field("Cache-Control", cc);
+        field(FIELD(LAST_MODIFIED), span_make(lm_text, DATE_IMF_LEN));
+    field(FIELD(ETAG), etag);
+    field(FIELD(CACHE_CONTROL), cc);
     if (c->status != 304)
-        field("Accept-Ranges", SPAN_LIT("bytes"));
-    if (c->status == 206) {
-        framing(c, (int64_t)(r[0].last - r[0].first + 1));
-        finish(c);
-        body_file(c, fd, r[0].first, r[0].last - r[0].first + 1);
-        return;
-    }
-    finish(c);
+        field(FIELD(ACCEPT_RANGES), SPAN_LIT("bytes"));
+    uint64_t first = c->status == 206 ? r[0].first : 0;
+    uint64_t len = c->status == 206 ? r[0].last - r[0].first + 1 : st->size;
+    head(c, (int64_t)len, c->status == 200); /* a 200: the fields are its block */
     if (c->status == 304)
         release(fd);
     else
-        body_file(c, fd, 0, st->size);
+        body_file(c, fd, first, len);
 }
 
 /* ---- directories ---------------------------------------------------------------- */
 
-/* handler.c's redirect_to_dir: the raw path kept unless it could read as
- * another host, else the normalized one, percent-encoded. */
+/* handler.c's redirect_to_dir, the same core function. The Location goes
+ * into the scratch after the path and the head right after it, so a short
+ * one takes no page of its own (and no 8 KiB of the stack). */
 static void redirect(struct rconn *c, const struct target *t)
 {
-    char loc[HTTP_MAX_REQUEST_LINE + 8];
-    struct buf b = buf_make(loc, sizeof loc);
-    if (t->path.n >= 2 && t->path.p[1] != '/' &&
-        mem_find(t->path.p, t->path.n, '\\') == t->path.n) {
-        buf_put_span(&b, t->path);
-    } else {
-        buf_put_char(&b, '/');
-        escape_uri_path(&b, span_make(path, cstr_len(path)), false);
-    }
-    buf_put_char(&b, '/');
-    if (t->has_query) {
-        buf_put_char(&b, '?');
-        buf_put_span(&b, t->query);
-    }
-    if (b.full)
+    struct buf loc = buf_make(free_at, TARGET_LOCATION_MAX);
+    target_dir_location(&loc, t, span_make(path, cstr_len(path)));
+    if (loc.full) {
         error(c, 414);
-    else
-        small(c, 301, "Location", span_make(loc, b.len), true);
+        return;
+    }
+    free_at += loc.len;
+    small(c, 301, FIELD(LOCATION), span_make(loc.p, loc.len), true);
 }
 
 static void listing_start(struct rconn *c, int dirfd)
 {
     begin(c, 200);
-    field_c("Content-Type", "text/html; charset=utf-8");
-    field_c("Cache-Control", "no-cache");
-    field_c("Vary", "Accept");
-    framing(c, -1);
-    finish(c);
+    field_c(FIELD(CONTENT_TYPE), "text/html; charset=utf-8");
+    field_c(FIELD(CACHE_CONTROL), "no-cache");
+    field_c(FIELD(VARY), "Accept");
+    head(c, -1, false);
     if (c->head_only) {
-        c->chunked = false;
         sys_close(dirfd);
         return;
     }
@@ -343,6 +316,7 @@ bool listing_fill(struct rconn *c)
 {
     struct rbuf *own = OWN(c);
     char *out = c->outp = own->out;
+    c->owns = true;
     struct buf b = buf_make(out + 8, OUT_CAP - 8 - 8);
     bool end = false;
     if (!c->page_started)
@@ -404,18 +378,16 @@ bool listing_fill(struct rconn *c)
 static void serve_directory(struct rconn *c, int dirfd)
 {
     size_t n = cstr_len(path), in = cstr_len(router.index);
-    char rel[PATH_MAX + 1];
-    if (n + 1 + in < sizeof rel) {
-        mem_copy(rel, path, n);
+    if (n + 1 + in < PATH_MAX + 1) { /* the index's path, in place of the directory's */
         size_t at = n;
         if (n)
-            rel[at++] = '/';
-        mem_copy(rel + at, router.index, in + 1);
+            path[at++] = '/';
+        mem_copy(path + at, router.index, in + 1);
         struct sys_stat st;
-        int fd = open_stat(rel, &st);
+        int fd = open_stat(path, &st);
         if (fd >= 0 && sys_file_type(&st) == SYS_FILE_REGULAR) {
             sys_close(dirfd);
-            serve_file(c, fd, &st, span_make(rel, at + in));
+            serve_file(c, fd, &st, span_make(path, at + in));
             return;
         }
         if (fd >= 0) {
@@ -492,12 +464,14 @@ static void answer(struct rconn *c)
         return;
     }
     unsigned flags = 0;
-    long n = target_normalize_all(t.path, path, sizeof path - 1, &flags);
+    long n = target_normalize_all(t.path, path, PATH_MAX, &flags);
     if (n < 0) {
         error(c, n == -414 ? 404 : (int)-n); /* too long to name a file */
         return;
     }
     path[n] = '\0';
+    size_t in = cstr_len(router.index); /* room for "/" and the index (serve_directory) */
+    free_at = path + ((size_t)n + 1 + in < PATH_MAX + 1 ? (size_t)n + 2 + in : (size_t)n + 1);
     if (flags & TARGET_HIDDEN)
         error(c, 403);
     else if (m == HTTP_METHOD_OPTIONS)
@@ -515,7 +489,8 @@ void answer_start(struct rconn *c, long verdict)
     c->minor = 1;
     c->body_bytes = 0;
     c->deadline = now_ms + router.t_send;
-    ob = buf_make(c->outp = scratch_out, OUT_CAP);
+    free_at = path = scratch_after(c);
+    ob = buf_make(c->outp = free_at, OUT_CAP);
     if (verdict > 0) {
         c->used = (uint32_t)verdict;
         answer(c);
@@ -525,5 +500,4 @@ void answer_start(struct rconn *c, long verdict)
     PITH_ASSERT(!ob.full);
     c->out_off = 0;
     c->out_len = (uint32_t)ob.len;
-    pump(c);
 }

@@ -8,13 +8,12 @@
  * HUP/USR1 passed on to reopen the log. docs/DESIGN.md, "The router profile".
  */
 #include "core/bytes.h"
+#include "core/respawn.h"
 #include "router/router.h"
 #include "sys/sys.h"
 
 #include <errno.h>
 #include <limits.h>
-
-struct router_set router;
 
 /* The options, in the order of `names`; those before O_NO_LISTING take a
  * value. One string, not a table of pointers: fewer bytes. */
@@ -53,17 +52,6 @@ static const char usage[] =
     "  pith-router --daemon --log /tmp/access.log --pidfile /run/pith.pid /www\n";
 
 static const char version[] = "pith " PITH_VERSION " (router profile)\n";
-
-void router_say(const char *a, const char *b)
-{
-    char line[512];
-    struct buf o = buf_make(line, sizeof line - 1);
-    buf_put_cstr(&o, "pith: ");
-    buf_put(&o, a, cstr_len(a) > 200 ? 200 : cstr_len(a));
-    buf_put_cstr(&o, b);
-    buf_put_char(&o, '\n');
-    sys_write(2, line, o.len);
-}
 
 static _Noreturn void fail(int code, const char *a, const char *b)
 {
@@ -201,14 +189,12 @@ static int listen_on(const struct cmdline *cl, const char **host, const char **a
 
 /* ---- the master -------------------------------------------------------------------- */
 
-/* The workers, and the backoff of those that die early (issue 8, defect 5):
- * a worker that ran 10 s or more is replaced at once, else after 1, 2, 4 ...
- * seconds (at most 30) for consecutive early deaths. */
+/* The workers, and the backoff of those that die early (core/respawn.h,
+ * the full build's rule). */
 static int pids[16];
 static int64_t started_ms[16], restart_ms[16]; /* restart_ms 0: none pending */
-static uint8_t early[16];
+static int32_t backoff[16];
 static unsigned nworkers;
-int router_master_pid;
 
 static void spawn(unsigned i)
 {
@@ -258,15 +244,9 @@ static unsigned reap(bool stopping)
             pids[i] = 0;
             if (stopping)
                 break;
-            unsigned delay = 0;
-            if (now - started_ms[i] < 10000) {
-                delay = early[i] < 5 ? 1u << early[i] : 30;
-                early[i]++;
-            } else {
-                early[i] = 0;
-            }
-            report(i, pid, st, delay);
-            restart_ms[i] = now + delay * 1000 + 1; /* + 1: never 0 */
+            int32_t delay = respawn_delay(&backoff[i], now - started_ms[i]);
+            report(i, pid, st, (unsigned)delay / 1000);
+            restart_ms[i] = now + delay + 1; /* + 1: never 0 */
         }
     }
     unsigned left = 0;
@@ -315,7 +295,10 @@ static _Noreturn void master(const char *pidfile)
 
 int main(int argc, char **argv)
 {
-    static char root[PATH_MAX + 1];
+    /* The root's path and the start line in memory of their own, given back
+     * before the workers are forked: nothing of them in a worker's pages. */
+    enum { LINE_CAP = PATH_MAX + 200 };
+    char *root = sys_map(PATH_MAX + 1 + LINE_CAP), *line = root + PATH_MAX + 1;
     const char *bracket, *addr;
     struct cmdline cl = {.port = 8080, .workers = 4};
     router.index = "index.html";
@@ -330,12 +313,20 @@ int main(int argc, char **argv)
     static const int sigs[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
     sys_sigmask_block(sigs, ARRAY_LEN(sigs), &router_unblocked);
     parse_args(&cl, argc, argv);
-    if (sys_realpath(cl.root ? cl.root : ".", root, sizeof root) < 0 ||
+    if (!root || sys_realpath(cl.root ? cl.root : ".", root, PATH_MAX + 1) < 0 ||
         (router.root_fd = sys_open_dir(root)) < 0)
         fail(1, cl.root ? cl.root : ".", ": cannot open the root directory");
     const char *force = sys_getenv("PITH_RESOLVE");
     router.resolve = force && force[0] == 'w' ? RESOLVE_WALK : resolve_probe(router.root_fd);
     router.listen_fd = listen_on(&cl, &bracket, &addr);
+    /* The connection cap from the descriptor limit, raised towards what
+     * ROUTER_CONNS need where the hard limit allows: a worker at its cap
+     * never runs out of descriptors for its connections' files. */
+    uint64_t nofile = 0, hard;
+    sys_nofile_limit(ROUTER_FDS_KEPT + 2 * ROUTER_CONNS, &nofile, &hard);
+    router.max_conns = nofile >= ROUTER_FDS_KEPT + 2 * ROUTER_CONNS ? ROUTER_CONNS
+                       : nofile >= ROUTER_FDS_KEPT + 2 ? (int)(nofile - ROUTER_FDS_KEPT) / 2
+                                                       : 1;
     if (router.log_path && !(router.log_path[0] == '-' && !router.log_path[1])) {
         int fd = sys_open_log(router.log_path);
         if (fd < 0)
@@ -345,8 +336,7 @@ int main(int argc, char **argv)
     if (cl.pidfile && sys_write_pidfile(cl.pidfile, -1) < 0)
         fail(1, cl.pidfile, ": cannot write the pidfile");
     if (!cl.quiet) {
-        char line[PATH_MAX + 200];
-        struct buf b = buf_make(line, sizeof line);
+        struct buf b = buf_make(line, LINE_CAP);
         buf_put_cstr(&b, "pith " PITH_VERSION " serving ");
         buf_put_cstr(&b, root);
         buf_put_cstr(&b, " on http://");
@@ -361,6 +351,7 @@ int main(int argc, char **argv)
         buf_put_cstr(&b, ", router)\n");
         sys_write(2, line, b.len);
     }
+    sys_unmap(root, PATH_MAX + 1 + LINE_CAP);
     if (cl.daemon && sys_daemonize() < 0)
         fail(1, "--daemon", ": cannot detach");
     if (cl.pidfile)

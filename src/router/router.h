@@ -16,7 +16,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ROUTER_CONNS 128 /* connections per worker */
+#define ROUTER_CONNS 128 /* connections per worker, at most */
+/* Descriptors a worker keeps besides its connections': the standard
+ * streams, root, listener, epoll, log, the open-file cache's 16, and what
+ * an answer opens for an instant (the resolver's, an index beside its
+ * directory). A connection holds two: its socket, and a file or directory. */
+#define ROUTER_FDS_KEPT 32
 
 struct router_set {
     int listen_fd;
@@ -28,6 +33,7 @@ struct router_set {
     int t_header, t_keepalive, t_send; /* milliseconds */
     const char *log_path;              /* --log, or NULL */
     uint64_t log_max;                  /* rotate past this many bytes (--log-max KIB) */
+    int max_conns;                     /* per worker: ROUTER_CONNS, or what RLIMIT_NOFILE allows */
 };
 
 extern struct router_set router;

@@ -8,10 +8,10 @@
  * deadline per connection found by a scan; lingering closes; the drain on
  * SIGTERM. docs/DESIGN.md, "The router profile".
  */
-#include "router/serve.h"
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/http_parse.h"
+#include "router/worker.h"
 
 #include <errno.h>
 
@@ -19,27 +19,39 @@
 #define GRACE_MS   10000
 #define TAG_LISTEN (~(uint64_t)0)
 
-struct rconn conns[ROUTER_CONNS];
-struct rbuf *bufs;
-static char scratch_in[HTTP_MAX_HEAD];
-char scratch_out[OUT_CAP];
 static int ep, nconns;
-static bool paused;
-bool draining;
-int64_t now_ms, now_sec;
+static bool paused;      /* the listener is out of the epoll set */
+static int64_t retry_ms; /* paused out of descriptors: watch it again then (0: no) */
 static int64_t grace_end;
-char date[DATE_IMF_LEN];
-struct http_request req;
 static volatile int got_term, got_hup;
-sigset_t router_unblocked;
 
 /* ---- connections ------------------------------------------------------------------- */
+
+/* Watches the listener or stops (at the connection cap, out of
+ * descriptors, draining): a listener that stays readable in the
+ * level-triggered set while accept4 fails would spin the worker. */
+static void listen_on(bool on)
+{
+    if (paused != on)
+        return;
+    paused = !on;
+    retry_ms = 0;
+    sys_epoll_ctl(ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, router.listen_fd, EPOLLIN, TAG_LISTEN);
+}
 
 static void want(struct rconn *c, uint32_t ev)
 {
     if (c->events != ev)
-        sys_epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, ev, (uint64_t)(c - conns));
+        sys_epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, ev, (uint64_t)(c - wm.conns));
     c->events = ev;
+}
+
+/* c's own buffers back to the kernel: an idle connection costs its rconn. */
+static void disown(struct rconn *c)
+{
+    if (c->owns)
+        sys_release(OWN(c), sizeof *OWN(c));
+    c->owns = false;
 }
 
 static void drop(struct rconn *c)
@@ -51,12 +63,11 @@ static void drop(struct rconn *c)
     if (c->dir_fd >= 0)
         sys_close(c->dir_fd);
     sys_close(c->fd);
+    disown(c);
     c->phase = P_FREE;
     nconns--;
-    if (paused && !draining) {
-        paused = false;
-        sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
-    }
+    if (!draining) /* a slot and a descriptor are free again */
+        listen_on(true);
 }
 
 /* What must outlive this event moves from the scratch buffers into the
@@ -65,16 +76,18 @@ static void drop(struct rconn *c)
 static void own(struct rconn *c)
 {
     struct rbuf *o = OWN(c);
-    if (c->inp == scratch_in) {
-        mem_copy(o->in, scratch_in, c->have);
+    if (c->inp == wm.scratch && c->have) {
+        c->owns = true;
+        mem_copy(o->in, wm.scratch, c->have);
         struct span *sp[] = {&c->method, &c->target, &c->referer, &c->user_agent};
         for (int i = 0; i < 4; i++)
             if (sp[i]->p)
-                sp[i]->p = o->in + (sp[i]->p - scratch_in);
+                sp[i]->p = o->in + (sp[i]->p - wm.scratch);
         c->inp = o->in;
     }
-    if (c->outp == scratch_out) {
-        mem_copy(o->out, scratch_out + c->out_off, c->out_len - c->out_off);
+    if (c->outp != o->out) { /* in the scratch buffer */
+        c->owns = c->owns || c->out_len > c->out_off;
+        mem_copy(o->out, c->outp + c->out_off, c->out_len - c->out_off);
         c->out_len -= c->out_off;
         c->out_off = 0;
         c->outp = o->out;
@@ -98,11 +111,13 @@ static void done(struct rconn *c)
     c->used = 0;
     c->phase = P_READ;
     c->idle = c->have == 0;
+    if (c->idle)
+        disown(c);
     c->deadline = now_ms + (c->idle ? router.t_keepalive : router.t_header);
 }
 
 /* Sends what is pending; at its end the exchange is done. */
-void pump(struct rconn *c)
+static void pump(struct rconn *c)
 {
     for (;;) {
         ssize_t n;
@@ -152,6 +167,7 @@ static void drive(struct rconn *c)
         if (r == HTTP_PARSE_AGAIN)
             break;
         answer_start(c, r);
+        pump(c);
     }
     if (c->phase == P_READ) {
         own(c);
@@ -162,9 +178,9 @@ static void drive(struct rconn *c)
 static void on_input(struct rconn *c)
 {
     if (!c->have)
-        c->inp = scratch_in;
+        c->inp = wm.scratch;
     bool linger = c->phase == P_LINGER;
-    char *p = linger ? scratch_out : c->inp + c->have;
+    char *p = linger ? wm.scratch : c->inp + c->have;
     ssize_t n = sys_recv(c->fd, p, linger ? OUT_CAP : HTTP_MAX_HEAD - c->have);
     if (n == -EAGAIN)
         return;
@@ -184,16 +200,25 @@ static void on_input(struct rconn *c)
 static void on_accept(void)
 {
     for (;;) {
-        if (nconns == ROUTER_CONNS) {
-            paused = true;
-            sys_epoll_ctl(ep, EPOLL_CTL_DEL, router.listen_fd, 0, 0);
+        if (nconns == router.max_conns) {
+            listen_on(false);
             return;
         }
         struct sockaddr_storage peer;
         int fd = sys_accept(router.listen_fd, &peer);
-        if (fd < 0)
+        if (fd == -ECONNABORTED)
+            continue;
+        if (fd == -EAGAIN)
             return;
-        struct rconn *c = conns;
+        if (fd < 0) {
+            /* Out of descriptors (EMFILE, ENFILE: something else holds
+             * them) or memory: asleep until a connection closes, or a
+             * second passes. */
+            listen_on(false);
+            retry_ms = now_ms + 1000;
+            return;
+        }
+        struct rconn *c = wm.conns;
         while (c->phase != P_FREE)
             c++;
         /* Field by field: the buffers stay untouched (and unmapped) until used. */
@@ -204,9 +229,10 @@ static void on_accept(void)
         c->events = EPOLLIN;
         c->deadline = now_ms + router.t_header;
         c->have = c->used = 0;
+        c->owns = false;
         c->peer = peer;
         sys_set_nodelay(fd);
-        sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - conns));
+        sys_epoll_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)(c - wm.conns));
         nconns++;
     }
 }
@@ -216,14 +242,18 @@ static void on_accept(void)
 static int sweep(void)
 {
     int64_t next = draining ? grace_end : now_ms + 60000;
-    for (struct rconn *c = conns; c < conns + ROUTER_CONNS; c++) {
+    if (retry_ms && !draining && now_ms >= retry_ms)
+        listen_on(true);
+    if (retry_ms && retry_ms < next)
+        next = retry_ms;
+    for (struct rconn *c = wm.conns; c < wm.conns + ROUTER_CONNS; c++) {
         if (c->phase == P_FREE)
             continue;
         bool quiet = c->phase == P_READ && (c->idle || !c->have);
         if (draining && c->phase == P_READ && c->idle)
             drop(c);
         else if (now_ms >= c->deadline && c->phase == P_READ && !quiet)
-            answer_start(c, -408), drive(c);
+            answer_start(c, -408), pump(c), drive(c);
         else if (now_ms >= c->deadline)
             drop(c);
         if (c->phase != P_FREE && c->deadline < next)
@@ -270,7 +300,8 @@ _Noreturn void router_worker(void)
         router_say(router.log_path, ": cannot open the log");
         sys_exit(1);
     }
-    sys_epoll_ctl(ep, EPOLL_CTL_ADD, router.listen_fd, EPOLLIN, TAG_LISTEN);
+    paused = true;
+    listen_on(true);
     tick();
     for (;;) {
         int wait = sweep();
@@ -283,7 +314,7 @@ _Noreturn void router_worker(void)
             draining = true;
             grace_end = now_ms + GRACE_MS;
             /* Deregistered first: the master's copy keeps the socket open. */
-            sys_epoll_ctl(ep, EPOLL_CTL_DEL, router.listen_fd, 0, 0);
+            listen_on(false);
             sys_close(router.listen_fd); /* the others accept what waits */
         }
         if (got_hup) {
@@ -295,11 +326,11 @@ _Noreturn void router_worker(void)
             if (tag == TAG_LISTEN) {
                 if (!draining)
                     on_accept();
-            } else if (conns[tag].phase == P_SEND) {
-                pump(&conns[tag]);
-                drive(&conns[tag]);
-            } else if (conns[tag].phase != P_FREE) {
-                on_input(&conns[tag]);
+            } else if (wm.conns[tag].phase == P_SEND) {
+                pump(&wm.conns[tag]);
+                drive(&wm.conns[tag]);
+            } else if (wm.conns[tag].phase != P_FREE) {
+                on_input(&wm.conns[tag]);
             }
         }
     }

@@ -243,6 +243,26 @@ int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resol
     return r;
 }
 
+bool resolve_same_file(const struct sys_stat *a, const struct sys_stat *b)
+{
+    return a->ino == b->ino && a->dev == b->dev && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+int resolve_recheck(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
+                    const struct sys_stat *st, int64_t checked_ms, int64_t now_ms)
+{
+    if (now_ms - checked_ms < 1000)
+        return 0;
+    struct sys_stat now;
+    int r = resolve_stat(root_fd, path, follow_symlinks, m, &now);
+    if (r == -EMFILE || r == -ENFILE)
+        return 0;
+    if (r < 0 || !resolve_same_file(&now, st) || sys_file_type(&now) != SYS_FILE_REGULAR)
+        return -1;
+    return 1;
+}
+
 int resolve_error_status(int err)
 {
     switch (err) {

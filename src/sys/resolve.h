@@ -48,6 +48,26 @@ int resolve_open(int root_fd, const char *path, bool follow_symlinks, enum resol
 int resolve_stat(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
                  struct sys_stat *st);
 
+/* The same file: inode, device, size and modification time (to the
+ * nanosecond) agree. */
+bool resolve_same_file(const struct sys_stat *a, const struct sys_stat *b);
+
+/* The open-file caches' freshness rule, one for the full build's filecache.c
+ * and the router profile's: an entry made from *st and last checked at
+ * checked_ms is looked at again at most once a second, by resolving its path
+ * again beneath root_fd with resolve_open()'s rules (O_PATH, no content
+ * opened). Returns
+ *    0  nothing to do: checked within the second, or out of descriptors
+ *       (EMFILE, ENFILE: it cannot look now; it keeps serving the entry and
+ *       looks at the next use);
+ *   -1  stale: the path no longer reaches the same regular file (replaced,
+ *       changed, removed, a directory in its path swapped for a link): the
+ *       entry goes, and the next lookup opens afresh with every check;
+ *    1  looked, and the same file: the caller sets checked_ms to now_ms
+ *       (after any checks of its own). */
+int resolve_recheck(int root_fd, const char *path, bool follow_symlinks, enum resolve_method m,
+                    const struct sys_stat *st, int64_t checked_ms, int64_t now_ms);
+
 /* The protocol contract's status for a failed open or stat beneath the root
  * (docs/DESIGN.md §2): 404 for what names no file, 403 for what may not be
  * served, 503 for exhausted descriptors or memory, else 500. One map for

@@ -26,6 +26,7 @@ _Noreturn void raw_start(long *sp);
 
 char **raw_envp;
 raw_clock_fn raw_vdso_clock_gettime;
+unsigned long raw_page_size;
 
 /* ---- the vDSO's clock_gettime ------------------------------------------------
  * The worker reads the clock twice per loop iteration; through the vDSO
@@ -76,6 +77,7 @@ struct elf_dyn {
 };
 
 #define AT_SYSINFO_EHDR 33
+#define AT_PAGESZ       6
 #define PT_LOAD         1
 #define PT_DYNAMIC      2
 #define DT_HASH         4
@@ -212,6 +214,9 @@ __attribute__((used)) _Noreturn void raw_start(long *sp)
     char **e = raw_envp;
     while (*e)
         e++;
+    for (unsigned long *a = (unsigned long *)(e + 1); a[0]; a += 2) /* the auxiliary vector */
+        if (a[0] == AT_PAGESZ)
+            raw_page_size = a[1];
 #ifdef PITH_ROUTER /* the router profile reads the clock by system call: 0.4 KB less */
     (void)vdso_find;
 #else

@@ -168,6 +168,10 @@ void *sys_map(size_t n);
 void *sys_map_shared(size_t n);
 /* Gives back a sys_map() region (NULL: nothing). */
 void sys_unmap(void *p, size_t n);
+/* Gives the pages wholly inside [p, p + n) of a sys_map() region back to the
+ * kernel (MADV_DONTNEED): they count in no resident size until touched
+ * again, and then read as zeros. */
+void sys_release(void *p, size_t n);
 
 /* ---- production: Unix sockets, upgrades (issue 13, systemd) ----------------- */
 /* A non-blocking listening Unix socket at path, mode `mode`, owned by
@@ -186,6 +190,8 @@ int sys_is_reuseport(int fd);
  * whatever file is at this path then. */
 int sys_exe_path(char *out, size_t cap);
 int sys_rename(const char *from, const char *to);
+/* An exclusive flock(2) on fd's file (waits for it), or its release. */
+int sys_lock(int fd, bool on);
 /* "USER" or "USER:GROUP" to ids. 0, -ENOENT (no such user or group). */
 int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid);
 /* A pipe (both ends CLOEXEC, the read end non-blocking) whose read end

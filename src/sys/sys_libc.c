@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -663,6 +664,14 @@ void sys_unmap(void *p, size_t n)
         munmap(p, n);
 }
 
+void sys_release(void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+    if (a < e)
+        madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* ---- production: Unix sockets, upgrades ---------------------------------- */
 
 static int unix_addr(const char *path, struct sockaddr_un *sa)
@@ -751,6 +760,11 @@ int sys_exe_path(char *out, size_t cap)
 int sys_rename(const char *from, const char *to)
 {
     return (int)ret(rename(from, to));
+}
+
+int sys_lock(int fd, bool on)
+{
+    return (int)ret(flock(fd, on ? LOCK_EX : LOCK_UN));
 }
 
 int sys_owner_ids(const char *spec, unsigned *uid, unsigned *gid)

@@ -258,6 +258,11 @@ int sys_exe_path(char *out, size_t cap)
     return 0;
 }
 
+int sys_lock(int fd, bool on)
+{
+    return (int)SC2(flock, fd, on ? LOCK_EX : LOCK_UN);
+}
+
 int sys_rename(const char *from, const char *to)
 {
     /* riscv64 has only renameat2, whose flags (0) are the fifth argument. */

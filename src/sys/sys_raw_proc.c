@@ -189,6 +189,14 @@ void sys_unmap(void *p, size_t n)
         SC2(munmap, p, n);
 }
 
+void sys_release(void *p, size_t n)
+{
+    uintptr_t page = raw_page_size ? raw_page_size : 4096;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+    if (a < e)
+        SC3(madvise, a, e - a, MADV_DONTNEED);
+}
+
 int sys_exit_status(int status)
 {
     int sig = status & 0x7f;

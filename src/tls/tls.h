@@ -99,6 +99,18 @@ void tls_server_forget(struct tls_server *ts);
  * site (sites.h). */
 int tls_choose_ctx(const struct tls_server *ts, unsigned site, const char *host);
 int tls_conn_ctx(const struct worker *w, const struct conn *c);
+/* HTTP/3 (issue 34; QUIC's TLS is GnuTLS, src/http3/h3_tls.c): the number
+ * of pairs, the generation the master published last, and a copy of pair
+ * i's PEM texts of that generation into cert[cert_cap] and key[key_cap]
+ * (lengths in *cert_len, *key_len; 0 for an ACME pair still pending).
+ * False when a newer generation was published meanwhile (ask again) or a
+ * text does not fit. */
+unsigned tls_pairs(const struct tls_server *ts);
+uint32_t tls_published(const struct tls_server *ts);
+bool tls_published_pair(const struct tls_server *ts, uint32_t gen, unsigned i, char *cert,
+                        size_t cert_cap, size_t *cert_len, char *key, size_t key_cap,
+                        size_t *key_len);
+
 /* Whether the handshake of c chose ALPN "h2" (issue 20). */
 bool tls_conn_alpn_h2(const struct worker *w, const struct conn *c);
 

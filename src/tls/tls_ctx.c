@@ -662,6 +662,35 @@ void tls_worker_reload(struct worker *w)
     ts->generation = gen;
 }
 
+/* ---- HTTP/3's copy of the texts (issue 34) ------------------------------------------ */
+
+unsigned tls_pairs(const struct tls_server *ts)
+{
+    return ts->nctx;
+}
+
+uint32_t tls_published(const struct tls_server *ts)
+{
+    return __atomic_load_n(&ts->pems->generation, __ATOMIC_ACQUIRE);
+}
+
+bool tls_published_pair(const struct tls_server *ts, uint32_t gen, unsigned i, char *cert,
+                        size_t cert_cap, size_t *cert_len, char *key, size_t key_cap,
+                        size_t *key_len)
+{
+    const struct pem_slot *sl = &ts->pems->slot[gen & 1];
+    uint32_t c = sl->cert_len[i], k = sl->key_len[i];
+    if (c > cert_cap || k > key_cap || c > CERT_PEM_MAX || k > KEY_PEM_MAX)
+        return false;
+    memcpy(cert, sl->cert[i], c);
+    memcpy(key, sl->key[i], k);
+    *cert_len = c;
+    *key_len = k;
+    /* The same seqlock as tls_worker_reload(): unchanged, the copy is whole. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ts->pems->generation, __ATOMIC_RELAXED) == gen;
+}
+
 /* ---- --redirect-http ---------------------------------------------------------------- */
 
 bool tls_names_host(const struct tls_server *ts, const char *host)

@@ -333,9 +333,43 @@ static void test_limits(void)
     unit_gen_end();
 }
 
+/* range_content_range(): the value of a 206's, a part's and a 416's
+ * Content-Range, written into exactly RANGE_CONTENT_RANGE_MAX bytes against
+ * a guard page. */
+static void test_content_range(void)
+{
+    static const struct {
+        uint64_t first, last, size;
+        bool unsatisfied;
+        const char *want;
+    } cr_rows[] = {
+        {0, 9, 100, false, "bytes 0-9/100"},
+        {99, 99, 100, false, "bytes 99-99/100"},
+        {0, 0, 1, false, "bytes 0-0/1"},
+        {0, 0, 100, true, "bytes */100"},
+        {0, 0, 0, true, "bytes */0"},
+        {U64 - 1, U64 - 1, U64, false,
+         "bytes 18446744073709551614-18446744073709551614/"
+         "18446744073709551615"},
+        {(3ull << 30) - 5, (3ull << 30) - 1, 3ull << 30, false,
+         "bytes 3221225467-3221225471/3221225472"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cr_rows); i++) {
+        static const char zeros[RANGE_CONTENT_RANGE_MAX];
+        char *out = guarded_copy(zeros, sizeof zeros);
+        struct buf b = buf_make(out, RANGE_CONTENT_RANGE_MAX);
+        struct range r = {cr_rows[i].first, cr_rows[i].last};
+        range_content_range(&b, cr_rows[i].unsatisfied ? NULL : &r, cr_rows[i].size);
+        CHECK(!b.full, "the longest value fits RANGE_CONTENT_RANGE_MAX");
+        CHECK_MEM(b.p, b.len, cr_rows[i].want, strlen(cr_rows[i].want), "the Content-Range value");
+        guarded_free(out, RANGE_CONTENT_RANGE_MAX);
+    }
+}
+
 int main(void)
 {
     test_rows();
     test_limits();
+    test_content_range();
     return unit_done();
 }

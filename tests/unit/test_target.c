@@ -292,10 +292,70 @@ static void test_normalize(void)
     }
 }
 
+/* target_dir_location(): the Location of a directory's 301, from the raw
+ * target and the normalized path, for the full build and the router. */
+static const struct loc_row {
+    const char *target, *normalized, *want;
+    size_t cap; /* 0: TARGET_LOCATION_MAX */
+    const char *why;
+} loc_rows[] = {
+    {"/d", "d", "/d/", 0, "the raw path, a slash added"},
+    {"/a/b?x=1&y", "a/b", "/a/b/?x=1&y", 0, "the query kept"},
+    {"/d?", "d", "/d/?", 0, "an empty query kept as such"},
+    {"/%64ir", "dir", "/%64ir/", 0, "escapes kept as sent"},
+    {"/a/./b/../c", "a/c", "/a/./b/../c/", 0, "dot-segments kept as sent"},
+    {"//evil.example/x", "evil.example/x", "/evil.example/x/", 0,
+     "'//' would read as another host: the normalized path"},
+    {"/a\\b", "a\\b", "/a%5Cb/", 0, "a backslash reads as '/' in browsers: encoded"},
+    {"/\\evil", "\\evil", "/%5Cevil/", 0, "'/\\' would read as another host"},
+    {"//x y", "x y", "/x%20y/", 0, "rebuilt: every unsafe byte percent-encoded"},
+    {"//a?q", "a", "/a/?q", 0, "rebuilt, with the query"},
+    {"/abc", "abc", "/abc/", 5, "exactly cap bytes"},
+    {"/abcd", "abcd", NULL, 5, "one byte more than cap: full (414)"},
+};
+
+static void test_dir_location(void)
+{
+    char *big = malloc(TARGET_LOCATION_MAX + 2);
+    for (size_t i = 0; i < ARRAY_LEN(loc_rows); i++) {
+        const struct loc_row *r = &loc_rows[i];
+        struct target t;
+        size_t n = strlen(r->target);
+        char *p = guarded_copy(r->target, n);
+        CHECK_LONG(target_split(span_make(p, n), &t), 0, r->why);
+        size_t cap = r->cap ? r->cap : TARGET_LOCATION_MAX;
+        char *out = guarded_copy(big, cap); /* the output against a guard page */
+        struct buf b = buf_make(out, cap);
+        target_dir_location(&b, &t, span_make(r->normalized, strlen(r->normalized)));
+        if (r->want)
+            CHECK_MEM(b.p, b.full ? 0 : b.len, r->want, strlen(r->want), r->why);
+        else
+            CHECK(b.full, r->why);
+        guarded_free(out, cap);
+        guarded_free(p, n);
+    }
+    /* A raw path of a whole request line fits; its encoded form may not. */
+    memset(big, 'a', TARGET_LOCATION_MAX + 1);
+    big[0] = '/';
+    unit_gen_begin();
+    for (size_t n = TARGET_LOCATION_MAX - 4; n <= TARGET_LOCATION_MAX; n++) {
+        struct target t;
+        CHECK_LONG(target_split(span_make(big, n), &t), 0, "a long path");
+        char *out = guarded_copy(big, TARGET_LOCATION_MAX);
+        struct buf b = buf_make(out, TARGET_LOCATION_MAX);
+        target_dir_location(&b, &t, span_make(big + 1, n - 1));
+        CHECK_LONG(b.full, n + 1 > TARGET_LOCATION_MAX, "the limit is TARGET_LOCATION_MAX");
+        guarded_free(out, TARGET_LOCATION_MAX);
+    }
+    unit_gen_end();
+    free(big);
+}
+
 int main(void)
 {
     test_split();
     test_host();
     test_normalize();
+    test_dir_location();
     return unit_done();
 }

