@@ -508,6 +508,11 @@ build/bench/donothing: bench/donothing.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
 
+# The HTTP/2 matrix's floor: nghttp2 and OpenSSL, nothing of pith's.
+build/bench/donothing_h2: bench/donothing_h2.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $@ $< -lnghttp2 -lssl -lcrypto
+
 # What the --status counters cost per request (ns), the real stats_request()
 # linked from the full build's objects; a figure, never pass/fail.
 build/bench/stats_cost: bench/stats_cost.c $(filter-out build/full/cli/%,$(FULL_OBJ))
@@ -520,7 +525,7 @@ bench-stats: build/bench/stats_cost
 # (--quick: a few seconds). The plain matrix has a pith-router column (issue 21);
 # the HTTPS matrix (bench/results/RESULTS-https.md) and the HTTP/2 one
 # (RESULTS-h2.md: h2load over TLS and h2c, issue 20) follow it.
-bench: pith pith-router build/bench/donothing
+bench: pith pith-router build/bench/donothing build/bench/donothing_h2
 	bench/run $(BENCH_ARGS)
 	bench/run --https $(BENCH_ARGS)
 	bench/run --h2 $(BENCH_ARGS)
