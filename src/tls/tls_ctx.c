@@ -492,6 +492,15 @@ static void probe_ktls(struct tls_server *ts)
              found ? "kernel TLS available" : "userspace TLS: the kernel has no tls module loaded");
 }
 
+/* A server that failed to start gives back what it took, so a refused
+ * --check or start leaves nothing behind (ASan's leak check watches). */
+static struct tls_server *tls_server_abandon(struct tls_server *ts)
+{
+    tls_server_forget(ts);
+    sys_unmap(ts, sizeof *ts);
+    return NULL;
+}
+
 struct tls_server *tls_server_new(const struct settings *set, char *err, size_t cap)
 {
     struct tls_server *ts = sys_map(sizeof *ts);
@@ -507,10 +516,10 @@ struct tls_server *tls_server_new(const struct settings *set, char *err, size_t 
     ts->base = ctx_policy(ts);
     if (!ts->base) {
         snprintf(err, cap, "cannot set up the TLS policy");
-        return NULL;
+        return tls_server_abandon(ts);
     }
     if (load_pairs(ts, &sh->slot[0], ts->ctx, err, cap) < 0) /* generation 0, before any fork */
-        return NULL;
+        return tls_server_abandon(ts);
     ts->nctx = set->ntls;
     probe_ktls(ts);
     return ts;
