@@ -5,6 +5,7 @@ one-line reason, runtime failures exit 1, ROOT anywhere, --root, --pidfile
 stdio on /dev/null, a clean stop), -q."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -259,7 +260,10 @@ def test_daemon(docroot, tmp_path, daemon_pids):
     text = err_path.read_text(errors="replace")
     assert rc == 0, text
     assert time.monotonic() - t0 < 5
-    _wait_file(pf)
+    # Complete the moment --daemon returns: systemd's Type=forking reads it
+    # then (CI once read it empty, the daemon still writing it).
+    assert pf.exists(), "no pidfile when pith --daemon returned"
+    assert re.fullmatch(r"[0-9]+\n", pf.read_text()), repr(pf.read_text())
     pid = int(pf.read_text().strip())
     if pid not in daemon_pids:
         daemon_pids.append(pid)
@@ -299,6 +303,50 @@ def test_daemon(docroot, tmp_path, daemon_pids):
         time.sleep(0.05)
     assert not pf.exists(), "the daemon left its pidfile behind"
     assert not SANITIZER_RE.search(err_path.read_text(errors="replace"))
+
+
+def _slow_on_cpu0():
+    _limit_core()
+    os.sched_setaffinity(0, {0})
+    os.nice(19)
+
+
+def test_daemon_pidfile_is_complete_when_the_parent_returns(docroot, tmp_path, daemon_pids):
+    """systemd's Type=forking (and any script) reads the pidfile as soon as
+    `pith --daemon` returns. A daemon that writes it after its parent has
+    gone loses that race whenever it gets the CPU late: here it runs at
+    nice 19 on one CPU beside a spinning shell (the old code left no file, or
+    an empty one, in about one start in three)."""
+    spinner = subprocess.Popen(["sh", "-c", "while :; do :; done"],
+                               preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+    try:
+        for i in range(8):
+            pf = tmp_path / ("d%d.pid" % i)
+            argv = [PITH_BIN, "--daemon", "--pidfile", str(pf), "--port", "0", "--addr",
+                    "127.0.0.1", "--workers", "1"] + (["--io", PITH_IO] if PITH_IO else []) \
+                + [docroot.root]
+            # stderr to a file: a pipe's end of file would wait for the
+            # daemon to detach, and hide the race.
+            with open(tmp_path / "err", "wb") as errf:
+                p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=errf, preexec_fn=_slow_on_cpu0)
+            p.wait(10)
+            err = (tmp_path / "err").read_text(errors="replace")
+            text = pf.read_text() if pf.exists() else None
+            if not text:  # learn the daemon's pid anyway, to stop it
+                deadline = time.monotonic() + 5
+                while not (pf.exists() and pf.read_text().strip()) \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            if pf.exists() and pf.read_text().strip().isdigit():
+                daemon_pids.append(int(pf.read_text()))
+            assert p.returncode == 0, err
+            assert text is not None, "start %d: no pidfile when pith --daemon returned" % i
+            assert re.fullmatch(r"[0-9]+\n", text), "start %d: pidfile %r" % (i, text)
+            assert pid_alive(int(text))
+    finally:
+        spinner.kill()
+        spinner.wait()
 
 
 def workers_of(pid):

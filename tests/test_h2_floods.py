@@ -226,7 +226,10 @@ def test_one_client_cannot_take_every_stream_slot(pith, docroot, how, transport)
     ones: 1,108 streams here; the rest of its streams wait with their
     connection's input), so another client's connection, and another of
     the same client's, each get 10 streams at once answered, and the
-    worker's memory grows by less than 16 MiB."""
+    worker's memory grows by less than 20 MiB (14.4 MiB measured on h2c
+    over epoll, 16.2 over TLS on io_uring, which adds 0.7 to 1 MiB on
+    each transport: CI once saw 16.6 against the 16 MiB first set here;
+    the old code grew by about 35)."""
     cert, key = tls_pki()["ecdsa"]  # a fresh worker; deadlines past 42 TLS handshakes
     srv = pith("--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
                "--timeout-header", "20", "--timeout-keepalive", "20")
@@ -264,7 +267,7 @@ def test_one_client_cannot_take_every_stream_slot(pith, docroot, how, transport)
                 for sid in sids:
                     r = v.wait(sid, timeout=5)
                     assert r.status == 200 and r.body == docroot.files["1k.bin"], (source, r)
-        assert grown < 16 * 1024, grown
+        assert grown < 20 * 1024, grown
         for h in hs:  # anything still on its way
             while h.read_frame(0.05) is not None:
                 pass

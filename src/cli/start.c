@@ -674,11 +674,18 @@ static int start(const struct config *cfg, struct server *s, start_loop_chooser 
     print_start_line(cfg, s);
     if (ACME_BUILT && s->acme && !cfg->quiet)
         acme_start_lines(s);
-    /* The new master of an upgrade is detached already, if the old was. */
-    if (cfg->daemon && !s->upgrade_from && (r = sys_daemonize()) < 0)
+    /* The new master of an upgrade is detached already, if the old was.
+     * A daemon's pidfile is written by the parent it leaves, before that
+     * returns: Type=forking reads it then. */
+    const char *pidfile = s->set.pidfile;
+    if (cfg->daemon && !s->upgrade_from)
+        r = sys_daemonize(pidfile);
+    else if (pidfile)
+        r = sys_write_pidfile(pidfile, sys_getpid());
+    if (r < 0 && pidfile)
+        return fail("cannot write the pidfile ", pidfile, r);
+    if (r < 0)
         return fail("cannot become a daemon", "", r);
-    if (s->set.pidfile && (r = sys_write_pidfile(s->set.pidfile, sys_getpid())) < 0)
-        return fail("cannot write the pidfile ", s->set.pidfile, r);
     /* The master keeps its privileges (to restart workers, hand over the
      * log and remove the pidfile); each worker drops to --user after
      * opening its log. */

@@ -352,10 +352,13 @@ int main(int argc, char **argv)
         sys_write(2, line, b.len);
     }
     sys_unmap(root, PATH_MAX + 1 + LINE_CAP);
-    if (cl.daemon && sys_daemonize() < 0)
-        fail(1, "--daemon", ": cannot detach");
-    if (cl.pidfile)
-        sys_write_pidfile(cl.pidfile, sys_getpid());
+    int r = 0;
+    if (cl.daemon)
+        r = sys_daemonize(cl.pidfile); /* the parent writes it, then returns */
+    else if (cl.pidfile)
+        r = sys_write_pidfile(cl.pidfile, sys_getpid());
+    if (r < 0)
+        fail(1, cl.pidfile ? cl.pidfile : "--daemon", ": cannot detach or write the pidfile");
     sys_signal_ignore(SIGPIPE);
     nworkers = cl.workers;
     router_master_pid = sys_getpid();

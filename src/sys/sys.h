@@ -149,11 +149,15 @@ int sys_user_ids(const char *user, unsigned *uid, unsigned *gid);
 int sys_fchown(int fd, unsigned uid, unsigned gid);
 /* 0 when user exists and we are root; -EPERM (not root), -ENOENT. */
 int sys_check_user(const char *user);
-/* Detaches: forks (the parent exits 0), starts a session, points stdio at
- * /dev/null. Returns 0 in the child or -errno. */
-int sys_daemonize(void);
-/* Writes "<pid>\n" to path (created or truncated, 0644). With pid < 0 it
- * only checks that path can be written, and leaves no new file behind. */
+/* Detaches: forks, starts a session, points stdio at /dev/null. The parent
+ * writes the child's pid to pidfile (when not NULL) and only then exits 0,
+ * so whoever waits for it (systemd's Type=forking, a script) finds the file
+ * complete; the child waits for that. Returns 0 in the child, or -errno in
+ * the parent (the child then exits 1). */
+int sys_daemonize(const char *pidfile);
+/* Writes "<pid>\n" to path (0644) through path.tmp and a rename, so that a
+ * reader finds the whole line or no file. With pid < 0 it only checks that
+ * path can be written, and leaves no new file behind. */
 int sys_write_pidfile(const char *path, int pid);
 bool sys_is_root(void);
 /* n bytes from the kernel's CSPRNG (getrandom). */

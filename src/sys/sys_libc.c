@@ -597,13 +597,34 @@ int sys_check_user(const char *user)
     return getpwnam(user) ? 0 : -ENOENT;
 }
 
-int sys_daemonize(void)
+int sys_daemonize(const char *pidfile)
 {
-    pid_t pid = fork();
-    if (pid < 0)
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) < 0)
         return -errno;
-    if (pid > 0)
-        _exit(0);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(go[0]);
+        close(go[1]);
+        return -e;
+    }
+    if (pid > 0) {
+        close(go[0]);
+        int r = pidfile ? sys_write_pidfile(pidfile, pid) : 0;
+        if (!r && write(go[1], "", 1) == 1)
+            _exit(0);
+        close(go[1]); /* the child reads the end of the pipe, and exits 1 */
+        return r ? r : -EIO;
+    }
+    close(go[1]);
+    char byte;
+    ssize_t n;
+    while ((n = read(go[0], &byte, 1)) < 0 && errno == EINTR)
+        ;
+    close(go[0]);
+    if (n != 1)
+        _exit(1);
     if (setsid() < 0)
         return -errno;
     int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -638,12 +659,19 @@ int sys_write_pidfile(const char *path, int pid)
         close(fd);
         return 0;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    char tmp[PATH_MAX];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return -errno;
     ssize_t w = write(fd, text, (size_t)n);
     int e = w == n ? 0 : (w < 0 ? -errno : -EIO);
     close(fd);
+    if (!e && rename(tmp, path) < 0)
+        e = -errno;
+    if (e)
+        unlink(tmp);
     return e;
 }
 

@@ -241,12 +241,23 @@ int sys_write_pidfile(const char *path, int pid)
     char text[24];
     size_t n = u64_format((uint64_t)pid, text);
     text[n++] = '\n';
-    int fd = open_at(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    char tmp[PATH_MAX];
+    size_t len = strlen(path);
+    if (len + sizeof ".tmp" > sizeof tmp)
+        return -ENAMETOOLONG;
+    mem_copy(tmp, path, len);
+    mem_copy(tmp + len, ".tmp", sizeof ".tmp");
+    int fd = open_at(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return fd;
     long w = sys_write(fd, text, n);
     sys_close(fd);
-    return w == (long)n ? 0 : (w < 0 ? (int)w : -EIO);
+    int e = w == (long)n ? 0 : (w < 0 ? (int)w : -EIO);
+    if (!e)
+        e = sys_rename(tmp, path);
+    if (e)
+        sys_unlink(tmp);
+    return e;
 }
 
 int sys_exe_path(char *out, size_t cap)

@@ -211,14 +211,34 @@ void *sys_map_shared(size_t n)
     return (unsigned long)p > -4096UL ? NULL : (void *)p;
 }
 
-int sys_daemonize(void)
+int sys_daemonize(const char *pidfile)
 {
+    int go[2];
+    long r = SC2(pipe2, go, O_CLOEXEC);
+    if (r < 0)
+        return (int)r;
     int pid = sys_fork();
-    if (pid < 0)
+    if (pid < 0) {
+        sys_close(go[0]);
+        sys_close(go[1]);
         return pid;
-    if (pid > 0)
-        sys_exit(0);
-    long r = SC0(setsid);
+    }
+    if (pid > 0) {
+        sys_close(go[0]);
+        int w = pidfile ? sys_write_pidfile(pidfile, pid) : 0;
+        if (!w && sys_write(go[1], "", 1) == 1)
+            sys_exit(0);
+        sys_close(go[1]); /* the child reads the end of the pipe, and exits 1 */
+        return w ? w : -EIO;
+    }
+    sys_close(go[1]);
+    char byte;
+    while ((r = sys_read(go[0], &byte, 1)) == -EINTR)
+        ;
+    sys_close(go[0]);
+    if (r != 1)
+        sys_exit(1);
+    r = SC0(setsid);
     if (r < 0)
         return (int)r;
     int fd = sys_openat(AT_FDCWD, "/dev/null", O_RDWR);
