@@ -197,8 +197,12 @@ static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8
             nghttp3_conn_shutdown_stream_write(hc->hc, sid);
             continue;
         }
-        if (ndata >= 0 && sid >= 0 && nghttp3_conn_add_write_offset(hc->hc, sid, (size_t)ndata))
-            return NGTCP2_ERR_CALLBACK_FAILURE;
+        if (ndata >= 0 && sid >= 0) {
+            if (nghttp3_conn_add_write_offset(hc->hc, sid, (size_t)ndata))
+                return NGTCP2_ERR_CALLBACK_FAILURE;
+            if (fin && (size_t)ndata == nghttp3_vec_len(vec, (size_t)cnt))
+                h3_stream_fin_sent(hc, sid); /* the answer is complete: logged */
+        }
         if (n == NGTCP2_ERR_WRITE_MORE)
             continue;
         return n;

@@ -285,6 +285,10 @@ void h3_stream_request(struct h3_stream *st);
 /* nghttp3's read_data: the body from the queue into the ring. */
 nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
                                   uint32_t *pflags, void *ud, void *sud);
+/* The stream's last byte (its FIN) went into a packet: the answer is
+ * logged and its exchange released (the file, the cache entry); what is
+ * still unacknowledged stays in nghttp3's buffers and the ring. */
+void h3_stream_fin_sent(struct h3_conn *hc, int64_t id);
 /* n more body bytes were acknowledged: ring room, maybe a resumed read. */
 void h3_stream_acked(struct h3_stream *st, uint64_t n);
 

@@ -417,6 +417,18 @@ nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *v
     return (nghttp3_ssize)cnt;
 }
 
+void h3_stream_fin_sent(struct h3_conn *hc, int64_t id)
+{
+    struct h3_stream *st = hc->streams;
+    while (st && st->id != id)
+        st = st->next;
+    if (!st || !st->x->active)
+        return;
+    struct worker *w = hc->hw->w;
+    exchange_log(w, st->x, &hc->path.peer, -1);
+    exchange_release(w, st->x);
+}
+
 void h3_stream_acked(struct h3_stream *st, uint64_t n)
 {
     st->ring_acked += n;
