@@ -76,6 +76,8 @@ static void record_free(struct h3_conn *hc, enum h3_close why)
         hw->handshakes--;
     hw->active--;
     hw->closes[why]++;
+    stats_add(&hw->w->stats->h3_closes[why], 1);
+    stats_set(&hw->w->stats->h3_open, hw->active);
     hc->in_use = false;
     hc->qc = NULL;
     hc->hc = NULL;
@@ -137,6 +139,7 @@ static void close_liberr(struct h3_conn *hc, int rv)
 
 void h3_conn_glitch(struct h3_conn *hc)
 {
+    H3_COUNT(hc->hw, glitches);
     int64_t now = hc->hw->w->now_ms;
     uint64_t refill = (uint64_t)(now - hc->glitch_at) * GLITCH_REFILL / 1000;
     if (refill) {
@@ -414,7 +417,8 @@ static struct h3_conn *conn_new(struct h3_worker *hw, const ngtcp2_pkt_hd *hd,
                            .glitch_at = hw->w->now_ms};
     hw->active++;
     hw->handshakes++;
-    hw->n_conns++;
+    H3_COUNT(hw, conns);
+    stats_set(&hw->w->stats->h3_open, hw->active);
     ngtcp2_cid scid;
     ngtcp2_settings s;
     ngtcp2_transport_params p;
@@ -604,7 +608,7 @@ static int path_validation(ngtcp2_conn *qc, uint32_t flags, const ngtcp2_path *p
     (void)qc, (void)flags, (void)path;
     struct h3_conn *hc = ud;
     if (res == NGTCP2_PATH_VALIDATION_RESULT_SUCCESS && old_path)
-        hc->hw->n_migrations++;
+        H3_COUNT(hc->hw, migrations);
     return 0;
 }
 

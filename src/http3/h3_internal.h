@@ -27,6 +27,9 @@
 #ifndef PITH_H3_INTERNAL_H
 #define PITH_H3_INTERNAL_H
 
+#include "base/close.h"
+#include "base/stats.h"
+#include "base/worker.h"
 #include "core/core.h"
 #include "http3/h3.h"
 
@@ -75,17 +78,6 @@ struct h3_path {
     struct sockaddr_storage local, peer;
     socklen_t local_len, peer_len;
     uint8_t ecn;
-};
-
-enum h3_close {
-    H3_CLOSE_IDLE,      /* the idle timeout (RFC 9000 §10.1) */
-    H3_CLOSE_HANDSHAKE, /* the handshake did not finish in time or failed */
-    H3_CLOSE_PEER,      /* the peer closed (CONNECTION_CLOSE, draining) */
-    H3_CLOSE_PROTOCOL,  /* a protocol error (ours to report) */
-    H3_CLOSE_FLOOD,     /* a budget of the hostile-peer limits was spent */
-    H3_CLOSE_DRAIN,     /* SIGTERM: GOAWAY, then the streams finished */
-    H3_CLOSE_INTERNAL,  /* out of memory, or a library error */
-    H3_CLOSE_REASONS,
 };
 
 struct h3_stream;
@@ -177,14 +169,17 @@ struct h3_worker {
     uint32_t reset_n;  /* ... and how many in it */
     bool draining;
     /* Counts for the report. */
-    uint64_t n_conns, n_streams, n_retries, n_resets, n_vn, n_migrations, n_tokens;
+    uint64_t n_conns, n_streams, n_retries, n_resets, n_vn, n_migrations, n_tokens, n_glitches;
     uint64_t closes[H3_CLOSE_REASONS];
 };
+
+/* Counts an event in the worker's exit line (hw->n_NAME) and in /metrics
+ * (stats.h's h3_NAME). */
+#define H3_COUNT(hw, name) ((hw)->n_##name++, stats_add(&(hw)->w->stats->h3_##name, 1))
 
 /* ---- h3_worker.c ------------------------------------------------------------------ */
 /* The clock in ns (ngtcp2's timestamps), read after each wait. */
 uint64_t h3_now(struct h3_worker *hw);
-const char *h3_close_name(enum h3_close r);
 /* hc has packets to send: flushed once the batch of datagrams is read. */
 void h3_dirty(struct h3_conn *hc);
 /* The timer heap (h3_worker.c): hc's expiry changed, or it leaves. */

@@ -119,7 +119,7 @@ struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
         hc->streams->prev = st;
     hc->streams = st;
     hc->nstreams++;
-    hw->n_streams++;
+    H3_COUNT(hw, streams);
     return st;
 }
 

@@ -20,15 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const close_names[H3_CLOSE_REASONS] = {
-    "idle", "handshake", "peer", "protocol", "flood", "drain", "internal",
-};
-
-const char *h3_close_name(enum h3_close r)
-{
-    return close_names[r];
-}
-
 uint64_t h3_now(struct h3_worker *hw)
 {
     return hw->now_ns;
@@ -341,7 +332,7 @@ void h3_worker_report(const struct worker *w)
     buf_put_cstr(&b, " closed:");
     for (unsigned i = 0; i < H3_CLOSE_REASONS; i++) {
         buf_put_char(&b, ' ');
-        buf_put_cstr(&b, close_names[i]);
+        buf_put_cstr(&b, h3_close_name((enum h3_close)i));
         buf_put_char(&b, '=');
         buf_put_u64(&b, hw->closes[i]);
     }
