@@ -26,13 +26,14 @@ SERVER_ROOMS = base event tls http http1 http2 process
 SERVER_SRC = $(sort $(foreach r,$(SERVER_ROOMS),$(wildcard src/$(r)/*.c)))
 # The command line and the configuration file (config.h): the parse, each
 # option's value, the checks once all are known, the server's settings.
-CONFIG_SRC = src/cli/config.c src/cli/config_apply.c src/cli/config_check.c \
+CONFIG_SRC = src/cli/config.c src/cli/config_parse.c src/cli/config_apply.c src/cli/config_check.c \
              src/cli/config_settings.c src/cli/config_file.c src/cli/conffile.c
 CLI_SRC    = $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/main.c src/cli/sockets.c \
              src/cli/check.c
 # `pith compress` (issue 11): the subcommand and its codecs; full build only.
-COMPRESS_SRC  = src/cli/compress.c src/cli/compress_tree.c src/cli/compress_variant.c \
-                src/cli/compress_stale.c src/cli/codec.c
+COMPRESS_SRC  = src/cli/compress.c src/cli/compress_report.c src/cli/compress_files.c \
+                src/cli/compress_tree.c src/cli/compress_variant.c src/cli/compress_stale.c \
+                src/cli/codec.c
 COMPRESS_LIBS = -lz -lbrotlienc -lzstd -lpthread
 # Automatic HTTPS (issue 35): the ACME client, its process and the challenge
 # table the workers answer from; full build only. -lcurl: HTTPS to the CA
@@ -232,7 +233,7 @@ $(foreach a,$(TINY_ARCHES),$(eval $(call tiny_rules,$(a))))
 # build/router-ARCH/pith-router. Objects under build/router[-ARCH]/.
 ROUTER_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
              src/sys/rt_raw.c src/sys/resolve.c src/router/serve.c src/router/answer.c \
-             src/router/access_log.c src/router/main_router.c
+             src/router/access_log.c src/router/worker.c src/router/router.c src/router/main_router.c
 ROUTER_CFLAGS = $(subst -Os,-Oz,$(TINY_CFLAGS)) -DPITH_ROUTER=1 -flto
 ROUTER_DIR_x86_64 = build/router
 ROUTER_BIN_x86_64 = pith-router

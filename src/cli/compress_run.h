@@ -91,10 +91,12 @@ __attribute__((format(printf, 4, 5))) void compress_error(struct run *r, const c
  * or at once with compress_draw_bar; compress_clear_bar erases it. Caller
  * holds r->mu. */
 void compress_progress(struct run *r);
+/* Seconds since t0 (CLOCK_MONOTONIC): the run's time, the bar's rate. */
+double compress_seconds_since(const struct timespec *t0);
 void compress_draw_bar(struct run *r);
 void compress_clear_bar(struct run *r);
 
-/* compress_tree.c: whether name's media type is one compressed (textual,
+/* compress_files.c: whether name's media type is one compressed (textual,
  * or a binary format that compresses well), and as which kind. */
 bool compress_is_compressible(const char *name, enum codec_kind *kind);
 

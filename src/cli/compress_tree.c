@@ -4,9 +4,10 @@
  * never a symlink followed; which files are compressed and which variants
  * are missing or not current), the bounded queue and the worker threads.
  * One file's variants are compress_variant.c's; removing stale variants and
- * temporary files, and --prune, compress_stale.c's. compress.c holds the
- * options, the messages and the run around it; the rules this keeps are
- * listed at the top of compress.c.
+ * temporary files, and --prune, compress_stale.c's; which files and
+ * directories are what, compress_files.c's; the messages and the progress
+ * bar, compress_report.c's. compress.c holds the options and the run around
+ * it; the rules this keeps are listed at the top of compress.c.
  */
 #include "cli/compress_run.h"
 
@@ -23,46 +24,6 @@
 #include <unistd.h>
 
 /* --- what is compressed ----------------------------------------------------------- */
-
-bool compress_is_dotfile(const char *name, unsigned depth)
-{
-    return name[0] == '.' && !(depth == 0 && strcmp(name, ".well-known") == 0);
-}
-
-static bool starts(struct span s, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    return s.n >= n && memcmp(s.p, prefix, n) == 0;
-}
-
-/* The media type decides: every textual type in the table carries a charset
- * (text/..., JavaScript, CSS, JSON, XML, SVG, markdown, csv, webmanifest, ...),
- * and a few binary formats compress well (wasm, TrueType/OpenType/EOT fonts,
- * icons, BMP). Already-compressed formats (images, woff2, archives) do not. */
-bool compress_is_compressible(const char *name, enum codec_kind *kind)
-{
-    struct span type = mime_lookup(span_make(name, strlen(name)));
-    static const char *const binary[] = {"application/wasm", "image/vnd.microsoft.icon",
-                                         "image/bmp"};
-    static const char *const fonts[] = {"font/ttf", "font/otf", "application/vnd.ms-fontobject"};
-    *kind = CODEC_KIND_TEXT;
-    for (size_t i = 0; i + 8 <= type.n; i++)
-        if (memcmp(type.p + i, "charset=", 8) == 0)
-            return true;
-    for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++)
-        if (starts(type, fonts[i]) && type.n == strlen(fonts[i]))
-            return *kind = CODEC_KIND_FONT, true;
-    *kind = CODEC_KIND_BINARY;
-    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++)
-        if (starts(type, binary[i]) && type.n == strlen(binary[i]))
-            return true;
-    return false;
-}
-
-bool compress_same_mtime(const struct stat *a, const struct stat *b)
-{
-    return a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
 
 /* The codecs whose variant of `name` is missing or not current. */
 static unsigned stale_codecs(const struct run *r, const struct dir *d, const char *name,
@@ -187,73 +148,6 @@ static void enqueue(struct run *r, struct dir *d, const char *name, unsigned tod
 }
 
 /* --- the walk ------------------------------------------------------------------------ */
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in directory fd, sorted (so runs and their output are
- * reproducible). Returns the count, or -errno; *names is freed by the caller
- * (each name, then the array). */
-int compress_list_dir(int fd, char ***names)
-{
-    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    DIR *dh = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!dh) {
-        int e = -errno;
-        if (dup_fd >= 0)
-            close(dup_fd);
-        return e;
-    }
-    /* The dup shares its offset with fd: start from the top, whatever an
-     * earlier pass over the same directory left. */
-    rewinddir(dh);
-    size_t n = 0, cap = 0;
-    char **v = NULL;
-    struct dirent *de;
-    int err = 0;
-    errno = 0;
-    while ((de = readdir(dh)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nv = realloc(v, cap * sizeof *v);
-            if (!nv) {
-                err = -ENOMEM;
-                break;
-            }
-            v = nv;
-        }
-        if (!(v[n] = strdup(de->d_name))) {
-            err = -ENOMEM;
-            break;
-        }
-        n++;
-        errno = 0;
-    }
-    if (!err && errno)
-        err = -errno;
-    closedir(dh);
-    if (err) {
-        while (n)
-            free(v[--n]);
-        free(v);
-        return err;
-    }
-    if (n) /* an empty directory has no array at all */
-        qsort(v, n, sizeof *v, by_name);
-    *names = v;
-    return (int)n;
-}
-
-void compress_free_names(char **names, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
 
 /* Makes (if needed) and opens d's directory in the mirror tree, parents
  * first. Only the walker calls it, while every ancestor is still open. */

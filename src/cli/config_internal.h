@@ -120,6 +120,8 @@ bool config_refused(struct parser *ps, struct span name);
 
 /* The option named name (a long flag without its dashes), or NULL. */
 const struct option *config_find(struct span name);
+/* The option a short name ('p' for -p) names, or NULL. */
+const struct option *config_find_short(char c);
 
 /* Applies o with value v (NULL for a flag) to ps->cur (a site option) or
  * the configuration; on failure the reason says why. */

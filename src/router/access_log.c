@@ -12,7 +12,7 @@
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/escape.h"
-#include "router/serve.h"
+#include "router/worker.h"
 
 #include <fcntl.h>
 

@@ -25,7 +25,7 @@
 #include "core/respond.h"
 #include "core/response.h"
 #include "core/target.h"
-#include "router/serve.h"
+#include "router/worker.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -500,5 +500,4 @@ void answer_start(struct rconn *c, long verdict)
     PITH_ASSERT(!ob.full);
     c->out_off = 0;
     c->out_len = (uint32_t)ob.len;
-    pump(c);
 }

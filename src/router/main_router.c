@@ -15,8 +15,6 @@
 #include <errno.h>
 #include <limits.h>
 
-struct router_set router;
-
 /* The options, in the order of `names`; those before O_NO_LISTING take a
  * value. One string, not a table of pointers: fewer bytes. */
 enum opt {
@@ -54,17 +52,6 @@ static const char usage[] =
     "  pith-router --daemon --log /tmp/access.log --pidfile /run/pith.pid /www\n";
 
 static const char version[] = "pith " PITH_VERSION " (router profile)\n";
-
-void router_say(const char *a, const char *b)
-{
-    char line[512];
-    struct buf o = buf_make(line, sizeof line - 1);
-    buf_put_cstr(&o, "pith: ");
-    buf_put(&o, a, cstr_len(a) > 200 ? 200 : cstr_len(a));
-    buf_put_cstr(&o, b);
-    buf_put_char(&o, '\n');
-    sys_write(2, line, o.len);
-}
 
 static _Noreturn void fail(int code, const char *a, const char *b)
 {
@@ -208,7 +195,6 @@ static int pids[16];
 static int64_t started_ms[16], restart_ms[16]; /* restart_ms 0: none pending */
 static int32_t backoff[16];
 static unsigned nworkers;
-int router_master_pid;
 
 static void spawn(unsigned i)
 {

@@ -8,10 +8,10 @@
  * deadline per connection found by a scan; lingering closes; the drain on
  * SIGTERM. docs/DESIGN.md, "The router profile".
  */
-#include "router/serve.h"
 #include "core/bytes.h"
 #include "core/date.h"
 #include "core/http_parse.h"
+#include "router/worker.h"
 
 #include <errno.h>
 
@@ -19,21 +19,11 @@
 #define GRACE_MS   10000
 #define TAG_LISTEN (~(uint64_t)0)
 
-/* After the small state (a named section goes after the others), which
- * then fills as few pages as it can, instead of lying in the tails of big
- * arrays (issue 36: the idle worker's pages). */
-struct wmem wm __attribute__((section(".bss.~wm")));
-struct rbuf *bufs;
 static int ep, nconns;
 static bool paused;      /* the listener is out of the epoll set */
 static int64_t retry_ms; /* paused out of descriptors: watch it again then (0: no) */
-bool draining;
-int64_t now_ms, now_sec;
 static int64_t grace_end;
-char date[DATE_IMF_LEN];
-struct http_request req;
 static volatile int got_term, got_hup;
-sigset_t router_unblocked;
 
 /* ---- connections ------------------------------------------------------------------- */
 
@@ -78,11 +68,6 @@ static void drop(struct rconn *c)
     nconns--;
     if (!draining) /* a slot and a descriptor are free again */
         listen_on(true);
-}
-
-char *scratch_after(const struct rconn *c)
-{
-    return c->inp == wm.scratch ? wm.scratch + c->have : wm.scratch;
 }
 
 /* What must outlive this event moves from the scratch buffers into the
@@ -132,7 +117,7 @@ static void done(struct rconn *c)
 }
 
 /* Sends what is pending; at its end the exchange is done. */
-void pump(struct rconn *c)
+static void pump(struct rconn *c)
 {
     for (;;) {
         ssize_t n;
@@ -182,6 +167,7 @@ static void drive(struct rconn *c)
         if (r == HTTP_PARSE_AGAIN)
             break;
         answer_start(c, r);
+        pump(c);
     }
     if (c->phase == P_READ) {
         own(c);
@@ -267,7 +253,7 @@ static int sweep(void)
         if (draining && c->phase == P_READ && c->idle)
             drop(c);
         else if (now_ms >= c->deadline && c->phase == P_READ && !quiet)
-            answer_start(c, -408), drive(c);
+            answer_start(c, -408), pump(c), drive(c);
         else if (now_ms >= c->deadline)
             drop(c);
         if (c->phase != P_FREE && c->deadline < next)

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * serve.h - what a router worker's three files share, and nothing else
- * does: serve.c (the connection loop: epoll, reading heads, sending,
- * deadlines, the drain), answer.c (a request's answer: the head written
- * straight into the out buffer, then a file, an error page or a listing)
- * and access_log.c (the combined-format log). router.h is what the worker
+ * worker.h - what a router worker's files share, and nothing else does:
+ * the worker's state (worker.c: its memory, clock, the request being
+ * parsed, the scratch), and the entry points of serve.c (the connection
+ * loop: epoll, reading heads, sending, deadlines, the drain), answer.c (a
+ * request's answer: the head written straight into the out buffer, then a
+ * file, an error page or a listing) and access_log.c (the combined-format
+ * log). serve.c calls answer.c and access_log.c, which call neither it
+ * nor each other: they read the state here. router.h is what the worker
  * shares with main_router.c. The state is the worker's own (one thread).
  */
-#ifndef PITH_ROUTER_SERVE_H
-#define PITH_ROUTER_SERVE_H
+#ifndef PITH_ROUTER_WORKER_H
+#define PITH_ROUTER_WORKER_H
 
 #include "core/date.h"
 #include "core/http_parse.h"
@@ -86,12 +89,8 @@ char *scratch_after(const struct rconn *c);
  * answer to c's request (verdict > 0: a head of that many bytes, parsed
  * into req) or the error -verdict (the parser's, or 408): the head and what
  * of the body fits into the scratch, a file (file_fd) or a listing (dir_fd)
- * set up in c; then pumps. */
+ * set up in c; the caller (serve.c) then pumps. */
 void answer_start(struct rconn *c, long verdict);
-
-/* serve.c: sends what is pending of c's answer; at its end the exchange
- * is done (the connection reads the next head, lingers or closes). */
-void pump(struct rconn *c);
 
 /* The next piece of c's listing into its own out buffer; false when the
  * directory gave nothing yet (the loop comes back to it). */
