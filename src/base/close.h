@@ -28,10 +28,11 @@ const char *close_reason_name(enum close_reason r);
  * counted when the connection's record goes (after its closing or draining
  * period), in the worker's exit line and in /metrics. */
 #define H3_CLOSE_LIST(X)                                                                           \
-    X(H3_CLOSE_IDLE, "idle")           /* the idle timeout (RFC 9000 §10.1) */                    \
+    X(H3_CLOSE_IDLE, "idle")           /* silence, or no request, for --timeout-keepalive */       \
     X(H3_CLOSE_HANDSHAKE, "handshake") /* the handshake did not finish in time or failed */        \
     X(H3_CLOSE_PEER, "peer")           /* the peer closed (CONNECTION_CLOSE, draining) */          \
     X(H3_CLOSE_PROTOCOL, "protocol")   /* a protocol error (ours to report) */                     \
+    X(H3_CLOSE_TIMEOUT, "timeout")     /* a request unfinished, or answers not taken, in time */   \
     X(H3_CLOSE_FLOOD, "flood")         /* a budget of the hostile-peer limits was spent */         \
     X(H3_CLOSE_DRAIN, "drain")         /* SIGTERM: GOAWAY, then the streams finished */            \
     X(H3_CLOSE_INTERNAL, "internal")   /* out of memory, or a library error */

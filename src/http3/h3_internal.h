@@ -59,8 +59,12 @@ struct exchange;
 #define H3_HEADER_LIST_MAX  16384       /* HTTP/1's head limit (431), also SETTINGS' */
 #define H3_RETRY_TOKEN_S    10          /* a Retry token's lifetime */
 #define H3_NEW_TOKEN_S      (24 * 3600)
-#define H3_HANDSHAKES_RETRY 64  /* handshakes in progress per worker before Retry */
-#define H3_RESETS_PER_S     100 /* stateless resets a worker sends per second at most */
+#define H3_HANDSHAKES_RETRY 64   /* handshakes in progress per worker before Retry */
+#define H3_RESETS_PER_S     100  /* stateless resets a worker sends per second at most */
+#define H3_WINDOW_MIN       1024 /* no STREAM frame shorter, for a short window, unless it ends */
+#define H3_WARM_SLOTS       16   /* free stream slots kept with their pages */
+#define H3_RING_KEEP        (16 * 1024) /* a freed stream's ring past this goes back */
+#define H3_TRIM_CONNS       16          /* connections gone since the peak before a heap trim */
 
 /* The master's, copied into each worker by fork: the secrets all workers
  * share (a connection's reset token and a client's token must verify in
@@ -109,11 +113,16 @@ struct h3_conn {
     uint8_t *close_pkt; /* the CONNECTION_CLOSE packet, while closing */
     size_t close_len;
     uint32_t close_sent; /* times it was sent again */
-    /* Hostile-peer budgets (issue 34): spent by cheap requests for work,
-     * refilled by completed responses and time. */
-    uint32_t resets;   /* streams reset before their response was done */
-    uint32_t glitches; /* empty STREAM frames, tiny windows, ... */
+    /* Hostile peers (issue 34): a bucket of glitches spent by what did no
+     * work, refilled with time; a close decided inside a library callback
+     * waits for the callback's end (doomed). */
+    uint32_t glitches; /* the bucket's level */
     int64_t glitch_at; /* ms: the last refill */
+    bool useful;       /* the packet being read did some work */
+    bool doomed;       /* close with doom_code (doom_why) once out of the library */
+    enum h3_close doom_why;
+    uint64_t doom_code;
+    uint64_t active_at; /* ns: the client's last progress on its requests (the deadlines) */
     struct h3_conn *next_free;
 };
 
@@ -131,6 +140,7 @@ struct h3_stream {
     int refuse;                          /* HTTP/1's verdict (400, 414, 431), or 0 */
     int fields_verdict;                  /* http_fields' first refusal, or 0 */
     bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
+    uint64_t opened_at; /* ns: a request unfinished past --timeout-header ends the connection */
     /* The send ring: bytes copied from the queue and handed to nghttp3,
      * which references them until the peer acknowledges them. */
     uint64_t ring_acked, ring_filled, ring_given;
@@ -150,10 +160,15 @@ struct h3_worker {
     uint32_t heap_n;
     /* Connection IDs -> connection (h3_cid.c). */
     struct h3_cidmap *map;
-    /* Stream slots. */
+    /* Stream slots: free ones warm (their pages still there, reused
+     * first) up to H3_WARM_SLOTS, cold (given back to the kernel) past it. */
     char *stream_mem;
-    uint32_t nslots, slots_used, next_slot;
-    char *free_slot;
+    uint32_t nslots, slots_used, next_slot, nwarm;
+    char *free_slot, *cold_slot;
+    /* malloc's heap is trimmed once H3_TRIM_CONNS connections went since
+     * the peak, at most once a second (h3_worker.c). */
+    uint32_t trim_peak;
+    uint64_t trim_at;
     /* TLS (h3_tls.c). */
     struct h3_tls *tls;
     /* Callbacks and settings, made once. */
@@ -257,8 +272,13 @@ void h3_conn_close_app(struct h3_conn *hc, uint64_t code, enum h3_close why);
 void h3_conn_timer(struct h3_conn *hc);
 void h3_conn_expire_all(struct h3_worker *hw);
 void h3_conn_free_all(struct h3_worker *hw);
-/* A budget spent (hostile peers): closes hc past it. */
+/* A glitch (hostile peers): something that did no work spends the bucket;
+ * past it the connection closes with H3_EXCESSIVE_LOAD. */
 void h3_conn_glitch(struct h3_conn *hc);
+/* The client made progress: its packet did work; active: on its requests
+ * (a request's bytes, an answer's bytes acknowledged), which moves the
+ * deadlines. */
+void h3_conn_progress(struct h3_conn *hc, bool active);
 
 /* ---- h3_http.c ---------------------------------------------------------------------- */
 void h3_http_callbacks(nghttp3_callbacks *cb);

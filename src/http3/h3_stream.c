@@ -84,17 +84,34 @@ void h3_streams_exit(struct h3_worker *hw)
 static char *slot_get(struct h3_worker *hw)
 {
     char *s = hw->free_slot;
-    if (s)
+    if (s) {
         hw->free_slot = *(char **)(void *)s;
-    else if (hw->next_slot < hw->nslots)
+        hw->nwarm--;
+    } else if ((s = hw->cold_slot) != NULL) {
+        hw->cold_slot = *(char **)(void *)s;
+    } else if (hw->next_slot < hw->nslots) {
         s = hw->stream_mem + (size_t)hw->next_slot++ * SLOT_SIZE;
+    }
     return s;
 }
 
-static void slot_put(struct h3_worker *hw, char *s)
+/* A freed slot keeps its pages (the next stream finds them resident) while
+ * fewer than H3_WARM_SLOTS are free; past that, or for a ring that held a
+ * large body, the pages go back to the kernel, so a burst of streams (a
+ * hundred per connection, a Rapid Reset) leaves no resident memory behind. */
+static void slot_put(struct h3_worker *hw, char *s, uint64_t ring_used)
 {
+    if (hw->nwarm >= H3_WARM_SLOTS) {
+        sys_release(s, SLOT_SIZE);
+        *(char **)(void *)s = hw->cold_slot;
+        hw->cold_slot = s;
+        return;
+    }
+    if (ring_used > H3_RING_KEEP)
+        sys_release(s + POOL_SLOT_SIZE, H3_SEND_RING);
     *(char **)(void *)s = hw->free_slot;
     hw->free_slot = s;
+    hw->nwarm++;
 }
 
 struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
@@ -109,6 +126,7 @@ struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
         .id = id,
         .next = hc->streams,
         .x = (struct exchange *)(void *)(slot + POOL_IN_SIZE),
+        .opened_at = h3_now(hw),
     };
     st->x->active = false;
     struct stream_request *rq = request_of(st);
@@ -140,7 +158,8 @@ void h3_stream_free(struct h3_stream *st)
     if (st->next)
         st->next->prev = st->prev;
     hc->nstreams--;
-    slot_put(hc->hw, (char *)st);
+    hc->active_at = h3_now(hc->hw); /* a stream's end: the wait for the next starts */
+    slot_put(hc->hw, (char *)st, st->ring_filled);
 }
 
 void h3_stream_free_all(struct h3_conn *hc)

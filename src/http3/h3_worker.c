@@ -154,14 +154,36 @@ void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
     heap_up(hw, hc->heap_at);
 }
 
+/* A heap trim is due (connections gone since the peak), perhaps later. */
+static bool trim_due(const struct h3_worker *hw)
+{
+    return hw->trim_peak >= hw->active + H3_TRIM_CONNS;
+}
+
 int h3_timeout(const struct worker *w, int t)
 {
     const struct h3_worker *hw = w->h3;
-    if (!hw || hw->heap_n == 0)
+    if (!hw || (hw->heap_n == 0 && !trim_due(hw)))
         return t;
-    uint64_t at = hw->heap[0]->expiry, now = (uint64_t)sys_now_us() * 1000;
+    uint64_t at = hw->heap_n ? hw->heap[0]->expiry : UINT64_MAX;
+    if (trim_due(hw) && hw->trim_at < at)
+        at = hw->trim_at;
+    uint64_t now = (uint64_t)sys_now_us() * 1000;
     int ms = at <= now ? 0 : (int)((at - now + 999999) / 1000000);
     return t < 0 || ms < t ? ms : t;
+}
+
+/* What ngtcp2, nghttp3 and GnuTLS held for connections now gone stays in
+ * malloc's free lists, resident, until the heap is trimmed: once
+ * H3_TRIM_CONNS connections went since the peak (a burst of handshakes, a
+ * flood, the evening), at most once a second. */
+static void maybe_trim(struct h3_worker *hw)
+{
+    if (!trim_due(hw) || hw->now_ns < hw->trim_at)
+        return;
+    sys_heap_trim();
+    hw->trim_peak = hw->active;
+    hw->trim_at = hw->now_ns + NGTCP2_SECONDS;
 }
 
 void h3_expire(struct worker *w)
@@ -177,6 +199,7 @@ void h3_expire(struct worker *w)
         h3_heap_del(hw, hc);
         h3_conn_timer(hc);
     }
+    maybe_trim(hw);
 }
 
 /* ---- a worker ----------------------------------------------------------------------------- */
