@@ -69,6 +69,9 @@ FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LI
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
+ifneq ($(HTTP3),yes)
+FUZZ_SRC  := $(filter-out fuzz/fuzz_h3.c,$(FUZZ_SRC)) # the HTTP/3 glue needs ngtcp2 and nghttp3
+endif
 FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -371,6 +374,13 @@ build/fuzzlib/%.o: src/%.c
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -MMD -MP -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
 	    -c $< -o $@
 build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
+# fuzz_h3 (issue 34) drives the HTTP/3 glue the same way: datagrams to a
+# worker's QUIC socket from an in-process client (fuzz/fuzz_h3.c), over the
+# same objects.
+build/fuzz/fuzz_h3: fuzz/fuzz_h3.c $(FUZZ_H2_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)

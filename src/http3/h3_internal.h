@@ -193,6 +193,9 @@ struct h3_worker {
 #define H3_COUNT(hw, name) ((hw)->n_##name++, stats_add(&(hw)->w->stats->h3_##name, 1))
 
 /* ---- h3_worker.c ------------------------------------------------------------------ */
+/* The clock QUIC's timestamps come from (ns, monotonic): the system's;
+ * fuzz/fuzz_h3.c runs its own, so that deadlines pass within one input. */
+extern uint64_t (*h3_clock)(void);
 /* The clock in ns (ngtcp2's timestamps), read after each wait. */
 uint64_t h3_now(struct h3_worker *hw);
 /* hc has packets to send: flushed once the batch of datagrams is read. */
@@ -259,6 +262,8 @@ void h3_cidmap_free(struct h3_cidmap *m);
 int h3_cidmap_add(struct h3_cidmap *m, const uint8_t *cid, size_t len, struct h3_conn *hc);
 void h3_cidmap_del(struct h3_cidmap *m, const uint8_t *cid, size_t len);
 struct h3_conn *h3_cidmap_get(const struct h3_cidmap *m, const uint8_t *cid, size_t len);
+/* IDs mapped now (every connection gone: 0). */
+uint32_t h3_cidmap_count(const struct h3_cidmap *m);
 
 /* ---- h3_conn.c ---------------------------------------------------------------------- */
 void h3_conn_callbacks(ngtcp2_callbacks *cb);

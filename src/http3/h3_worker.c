@@ -25,9 +25,16 @@ uint64_t h3_now(struct h3_worker *hw)
     return hw->now_ns;
 }
 
+static uint64_t clock_system(void)
+{
+    return (uint64_t)sys_now_us() * 1000;
+}
+
+uint64_t (*h3_clock)(void) = clock_system;
+
 static void clock_read(struct h3_worker *hw)
 {
-    hw->now_ns = (uint64_t)sys_now_us() * 1000;
+    hw->now_ns = h3_clock();
 }
 
 /* ---- the master ----------------------------------------------------------------------- */
@@ -168,7 +175,7 @@ int h3_timeout(const struct worker *w, int t)
     uint64_t at = hw->heap_n ? hw->heap[0]->expiry : UINT64_MAX;
     if (trim_due(hw) && hw->trim_at < at)
         at = hw->trim_at;
-    uint64_t now = (uint64_t)sys_now_us() * 1000;
+    uint64_t now = h3_clock();
     int ms = at <= now ? 0 : (int)((at - now + 999999) / 1000000);
     return t < 0 || ms < t ? ms : t;
 }
