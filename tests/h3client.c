@@ -19,15 +19,19 @@
  *              CLOSED KIND CODE REASON   the connection ended (KIND: transport,
  *                                        application, idle, handshake)
  *
- *   h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) PATH...
- *       CONNS connections, STREAMS requests in flight on each, PATHs in
- *       turn; prints one line of figures (the bench's HTTP/3 load).
+ *   h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) [--hold S] PATH...
+ *       CONNS connections (their handshakes first, outside the figures),
+ *       STREAMS requests in flight on each, PATHs in turn; prints one line
+ *       of figures (bench/run --h3); --hold keeps the connections open and
+ *       idle S seconds more (bench/h3-memory); --delay MS holds each datagram
+ *       received MS before reading it: a path of that round-trip time.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnutls/gnutls.h>
+#include <netinet/udp.h>
 #include <nghttp3/nghttp3.h>
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
@@ -621,6 +625,52 @@ static void conn_write(struct conn *c)
 }
 
 static void takeover_read(struct conn *c);
+static int read_one(struct conn *c, const uint8_t *buf, size_t n);
+
+/* --delay MS: each datagram the server sent waits MS before ngtcp2 reads it
+ * (and acknowledges it), so the server sees a path of that round-trip time
+ * (bench/run --h3's long fat path; loopback has no netem here). */
+static uint64_t delay_ns;
+struct held {
+    struct conn *c;
+    uint64_t due;
+    size_t n;
+    struct held *next;
+    uint8_t data[];
+};
+static struct held *held_head, *held_tail;
+
+static void hold(struct conn *c, const uint8_t *p, size_t n)
+{
+    struct held *h = malloc(sizeof *h + n);
+    if (!h)
+        return; /* a loss */
+    *h = (struct held){.c = c, .due = now_ns() + delay_ns, .n = n};
+    memcpy(h->data, p, n);
+    if (held_tail)
+        held_tail->next = h;
+    else
+        held_head = h;
+    held_tail = h;
+}
+
+static void conn_write(struct conn *c);
+
+/* The held datagrams that are due, to ngtcp2. */
+static void deliver_held(void)
+{
+    uint64_t now = now_ns();
+    while (held_head && held_head->due <= now) {
+        struct held *h = held_head;
+        held_head = h->next;
+        if (!held_head)
+            held_tail = NULL;
+        if (!h->c->closed && read_one(h->c, h->data, h->n) == 0 &&
+            (!held_head || held_head->c != h->c || held_head->due > now))
+            conn_write(h->c);
+        free(h);
+    }
+}
 
 static void conn_read(struct conn *c)
 {
@@ -630,7 +680,14 @@ static void conn_read(struct conn *c)
         return;
     }
     for (int i = 0; i < 64 && !c->closed; i++) {
-        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+        /* UDP_GRO: a train of datagrams may come as one buffer, cut every
+         * gso bytes (what a client on a real NIC gets from GRO, and what
+         * TCP's loopback gets for free) */
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {buf, sizeof buf};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+        ssize_t n = recvmsg(c->fd, &m, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -638,32 +695,56 @@ static void conn_read(struct conn *c)
                 conn_report_end(c, "internal");
             break;
         }
+        size_t gso = (size_t)n;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+            if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+                int g;
+                memcpy(&g, CMSG_DATA(cm), sizeof g);
+                gso = g > 0 ? (size_t)g : gso;
+            }
+        for (size_t at = 0; at < (size_t)n && !c->closed; at += gso) {
+            size_t k = (size_t)n - at < gso ? (size_t)n - at : gso;
+            if (delay_ns) {
+                hold(c, buf + at, k);
+                continue;
+            }
+            if (read_one(c, buf + at, k) < 0)
+                return;
+        }
+    }
+    conn_write(c);
+}
+
+/* One datagram into ngtcp2; -1 once the connection ended. */
+static int read_one(struct conn *c, const uint8_t *buf, size_t n)
+{
+    {
         ngtcp2_path path = {{(ngtcp2_sockaddr *)&c->local, c->local_len},
                             {(ngtcp2_sockaddr *)&c->remote, c->remote_len},
                             NULL};
         ngtcp2_pkt_info pi = {0};
-        int rv = ngtcp2_conn_read_pkt(c->qc, &path, &pi, buf, (size_t)n, now_ns());
+        int rv = ngtcp2_conn_read_pkt(c->qc, &path, &pi, buf, n, now_ns());
         if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_CLOSING) {
             const ngtcp2_ccerr *e = ngtcp2_conn_get_ccerr(c->qc);
             conn_report_end(c,
                             e->type == NGTCP2_CCERR_TYPE_APPLICATION ? "application" : "transport");
-            return;
+            return -1;
         }
         if (rv == NGTCP2_ERR_CRYPTO || (rv != 0 && !ngtcp2_conn_get_handshake_completed(c->qc))) {
             if (debug)
                 fprintf(stderr, "h3client: read: %s\n", ngtcp2_strerror(rv));
             c->failed = true;
             conn_report_end(c, "handshake");
-            return;
+            return -1;
         }
         if (rv != 0) {
             if (debug)
                 fprintf(stderr, "h3client: read: %s\n", ngtcp2_strerror(rv));
             conn_report_end(c, "internal");
-            return;
+            return -1;
         }
     }
-    conn_write(c);
+    return 0;
 }
 
 static void conn_expire(struct conn *c)
@@ -732,8 +813,9 @@ static struct conn *conn_new(void)
     c->fd = socket(c->remote.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&c->remote, c->remote_len) != 0)
         die("socket: %s", strerror(errno));
-    int big = 4 << 20;
+    int big = 4 << 20, on = 1;
     setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    setsockopt(c->fd, SOL_UDP, UDP_GRO, &on, sizeof on);
     c->local_len = sizeof c->local;
     getsockname(c->fd, (struct sockaddr *)&c->local, &c->local_len);
 
@@ -813,6 +895,8 @@ static int next_timeout(struct conn **conns, size_t n, int cap)
             if (e < at)
                 at = e;
         }
+    if (held_head && held_head->due < at)
+        at = held_head->due;
     if (at == UINT64_MAX)
         return cap;
     int ms = at <= now ? 0 : (int)((at - now + 999999) / 1000000);
@@ -821,6 +905,7 @@ static int next_timeout(struct conn **conns, size_t n, int cap)
 
 static void expire_all(struct conn **conns, size_t n)
 {
+    deliver_held();
     uint64_t now = now_ns();
     for (size_t i = 0; i < n; i++)
         if (conns[i] && !conns[i]->closed && !conns[i]->takeover &&
@@ -1003,6 +1088,8 @@ static int run_stdio(void)
 static char **load_paths;
 static unsigned load_npaths, load_streams;
 static uint64_t load_total, load_issued, load_done, load_errors, load_deadline;
+static bool load_started; /* every connection's handshake done: the clock runs */
+static double load_hold;  /* seconds to keep the connections open, idle, after */
 
 static void load_next(struct conn *c)
 {
@@ -1022,7 +1109,8 @@ static void load_next(struct conn *c)
 
 static void load_ready(struct conn *c)
 {
-    load_next(c);
+    if (load_started)
+        load_next(c);
 }
 
 static void load_closed(struct stream *s)
@@ -1058,11 +1146,31 @@ static int run_load(unsigned nconns, double seconds)
     mode = &load_mode;
     tls_init();
     struct conn **conns = xmalloc(nconns * sizeof *conns);
-    for (unsigned i = 0; i < nconns; i++)
+    /* The handshakes first, a few at a time, outside the figures. */
+    for (unsigned i = 0; i < nconns; i++) {
         conns[i] = conn_new();
+        for (uint64_t until = now_ns() + 2000000000u; !conns[i]->ready && now_ns() < until;) {
+            struct epoll_event evs[64];
+            int n = epoll_wait(epfd, evs, 64, next_timeout(conns, i + 1, 10));
+            for (int k = 0; k < n; k++)
+                conn_read(evs[k].data.ptr);
+            expire_all(conns, i + 1);
+            if (conns[i]->closed)
+                break;
+        }
+        if (!conns[i]->ready) {
+            fprintf(stderr, "h3client: load: connection %u made no handshake\n", i);
+            return 1;
+        }
+    }
     uint64_t start = now_ns();
     if (seconds > 0)
         load_deadline = start + (uint64_t)(seconds * 1e9);
+    load_started = true;
+    for (unsigned i = 0; i < nconns; i++) {
+        load_next(conns[i]);
+        conn_write(conns[i]);
+    }
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     for (;;) {
@@ -1096,6 +1204,15 @@ static int run_load(unsigned nconns, double seconds)
            "client_cpu_s=%.3f\n",
            (unsigned long long)load_done, (unsigned long long)load_errors, secs,
            (unsigned long long)bytes, (double)load_done / secs, (double)bytes / secs / 1e6, cpu);
+    fflush(stdout);
+    /* --hold: the connections stay open and idle (bench/h3-memory) */
+    for (uint64_t until = now_ns() + (uint64_t)(load_hold * 1e9); now_ns() < until;) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(epfd, evs, 64, next_timeout(conns, nconns, 100));
+        for (int i = 0; i < n; i++)
+            conn_read(evs[i].data.ptr);
+        expire_all(conns, nconns);
+    }
     for (unsigned i = 0; i < nconns; i++) {
         conn_close(conns[i], NGHTTP3_H3_NO_ERROR);
         conn_free(conns[i]);
@@ -1585,7 +1702,8 @@ static int run_initials(unsigned count)
 static void usage(void)
 {
     fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP]\n"
-          "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) PATH...\n"
+          "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) [--hold S] "
+          "PATH...\n"
           "       h3client attack NAME PORT [-n COUNT] [--path PATH] [--grant BYTES]\n",
           stderr);
     exit(2);
@@ -1631,6 +1749,10 @@ int main(int argc, char **argv)
             seconds = strtod(v, NULL);
         else if (strcmp(o, "--path") == 0)
             path = v;
+        else if (strcmp(o, "--delay") == 0)
+            delay_ns = (uint64_t)(strtod(v, NULL) * 1e6);
+        else if (strcmp(o, "--hold") == 0)
+            load_hold = strtod(v, NULL);
         else if (strcmp(o, "--grant") == 0)
             grant = (unsigned)strtoul(v, NULL, 10);
         else
