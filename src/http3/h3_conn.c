@@ -62,6 +62,7 @@ static void record_free(struct h3_conn *hc, enum h3_close why)
 {
     struct h3_worker *hw = hc->hw;
     h3_stream_free_all(hc);
+    h3_chunks_conn_gone(hc);
     if (hc->qc) {
         unmap_ids(hc);
         ngtcp2_conn_del(hc->qc);

@@ -49,22 +49,29 @@ struct exchange;
  * random bytes. 16 bytes leave 120 random bits. */
 #define H3_CID_LEN          16
 #define H3_SECRET_LEN       32
-#define H3_MAX_UDP_PAYLOAD  1452        /* ngtcp2's default: fits a 1500-byte MTU over IPv6 */
-#define H3_GSO_MAX          32          /* datagrams per GSO send (64 KiB / 1452 = 45) */
-#define H3_RECV_BATCH       32          /* datagrams per recvmmsg */
-#define H3_RECV_BUF         2048        /* a datagram larger than this is dropped (truncated) */
-#define H3_MAX_STREAMS      100         /* concurrent request streams per connection */
-#define H3_STREAM_SLOTS_MAX 1024        /* per worker: 128 MiB of address space, slot and ring */
-#define H3_SEND_RING        (64 * 1024) /* a stream's body bytes sent and not yet acked */
-#define H3_HEADER_LIST_MAX  16384       /* HTTP/1's head limit (431), also SETTINGS' */
-#define H3_RETRY_TOKEN_S    10          /* a Retry token's lifetime */
+#define H3_MAX_UDP_PAYLOAD  1452 /* ngtcp2's default: fits a 1500-byte MTU over IPv6 */
+#define H3_GSO_MAX          32   /* datagrams per GSO send (64 KiB / 1452 = 45) */
+#define H3_RECV_BATCH       32   /* datagrams per recvmmsg */
+#define H3_RECV_BUF         2048 /* a datagram larger than this is dropped (truncated) */
+#define H3_MAX_STREAMS      100  /* concurrent request streams per connection */
+#define H3_STREAM_SLOTS_MAX 1024 /* per worker: 64 MiB of address space */
+/* Body bytes handed to nghttp3 stay until the peer acknowledges them: in
+ * chunks of the worker's pool (h3_stream.c), at most H3_STREAM_CHUNKS a
+ * stream and H3_CONN_CHUNKS a connection, so what a stream has in flight
+ * is bounded by flow control and these, not by a ring of its own. */
+#define H3_CHUNK            (32 * 1024)
+#define H3_CHUNKS           2048  /* per worker: 64 MiB of address space */
+#define H3_STREAM_CHUNKS    64    /* 2 MiB a stream */
+#define H3_CONN_CHUNKS      128   /* 4 MiB a connection */
+#define H3_WARM_CHUNKS      16    /* free chunks kept with their pages (512 KiB) */
+#define H3_HEADER_LIST_MAX  16384 /* HTTP/1's head limit (431), also SETTINGS' */
+#define H3_RETRY_TOKEN_S    10    /* a Retry token's lifetime */
 #define H3_NEW_TOKEN_S      (24 * 3600)
 #define H3_HANDSHAKES_RETRY 64   /* handshakes in progress per worker before Retry */
 #define H3_RESETS_PER_S     100  /* stateless resets a worker sends per second at most */
 #define H3_WINDOW_MIN       1024 /* no STREAM frame shorter, for a short window, unless it ends */
 #define H3_WARM_SLOTS       16   /* free stream slots kept with their pages */
-#define H3_RING_KEEP        (16 * 1024) /* a freed stream's ring past this goes back */
-#define H3_TRIM_CONNS       16          /* connections gone since the peak before a heap trim */
+#define H3_TRIM_CONNS       16   /* connections gone since the peak before a heap trim */
 
 /* The master's, copied into each worker by fork: the secrets all workers
  * share (a connection's reset token and a client's token must verify in
@@ -113,6 +120,11 @@ struct h3_conn {
     uint8_t *close_pkt; /* the CONNECTION_CLOSE packet, while closing */
     size_t close_len;
     uint32_t close_sent; /* times it was sent again */
+    /* Send chunks (h3_stream.c): how many the streams hold; waiting for
+     * one of the worker's (in hw->chunk_waiters), or for one of its own. */
+    uint32_t nchunks;
+    bool chunk_wait, cap_blocked;
+    struct h3_conn *chunk_next_waiter;
     /* Hostile peers (issue 34): a bucket of glitches spent by what did no
      * work, refilled with time; a close decided inside a library callback
      * waits for the callback's end (doomed). */
@@ -128,7 +140,7 @@ struct h3_conn {
 
 /* One request stream, in a slot of the worker's stream region: this
  * record, the request (filled field by field), the exchange, its out
- * region and scratch, then the send ring. */
+ * region and scratch. */
 struct h3_stream {
     struct h3_conn *conn;
     int64_t id;
@@ -141,10 +153,14 @@ struct h3_stream {
     int fields_verdict;                  /* http_fields' first refusal, or 0 */
     bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
     uint64_t opened_at; /* ns: a request unfinished past --timeout-header ends the connection */
-    /* The send ring: bytes copied from the queue and handed to nghttp3,
-     * which references them until the peer acknowledges them. */
-    uint64_t ring_acked, ring_filled, ring_given;
-    bool eof; /* the last body byte is in the ring */
+    /* The send chunks, oldest first (a ring of indices into the worker's
+     * pool): bytes copied from the queue and handed to nghttp3, which
+     * references them until the peer acknowledges them. */
+    uint16_t chunk[H3_STREAM_CHUNKS], chunk_len[H3_STREAM_CHUNKS];
+    uint8_t chunk_head, nchunks;
+    uint32_t head_acked; /* bytes of the oldest chunk acknowledged */
+    uint64_t body_given; /* bytes handed to nghttp3 */
+    bool eof;            /* the last body byte went to nghttp3 */
 };
 
 /* A worker's HTTP/3 state. */
@@ -160,6 +176,14 @@ struct h3_worker {
     uint32_t heap_n;
     /* Connection IDs -> connection (h3_cid.c). */
     struct h3_cidmap *map;
+    /* Send chunks: H3_CHUNKS of H3_CHUNK bytes; free ones warm (pages
+     * kept, taken first) up to H3_WARM_CHUNKS, cold past it; a link per
+     * chunk, beside them, so a cold chunk is never touched to list it;
+     * connections waiting for one, in order. */
+    char *chunk_mem;
+    uint16_t *chunk_link;
+    uint32_t chunk_warm, chunk_cold, nwarm_chunks, next_chunk, chunks_used;
+    struct h3_conn *chunk_waiters, *chunk_waiters_tail;
     /* Stream slots: free ones warm (their pages still there, reused
      * first) up to H3_WARM_SLOTS, cold (given back to the kernel) past it. */
     char *stream_mem;
@@ -302,14 +326,16 @@ void h3_stream_free_all(struct h3_conn *hc);
 /* One decoded field; the end of the field section (the request is answered). */
 void h3_stream_field(struct h3_stream *st, struct span name, struct span value);
 void h3_stream_request(struct h3_stream *st);
-/* nghttp3's read_data: the body from the queue into the ring. */
+/* nghttp3's read_data: the body from the queue into a chunk. */
 nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
                                   uint32_t *pflags, void *ud, void *sud);
 /* The stream's last byte (its FIN) went into a packet: the answer is
  * logged and its exchange released (the file, the cache entry); what is
- * still unacknowledged stays in nghttp3's buffers and the ring. */
+ * still unacknowledged stays in nghttp3's buffers and the chunks. */
 void h3_stream_fin_sent(struct h3_conn *hc, int64_t id);
-/* n more body bytes were acknowledged: ring room, maybe a resumed read. */
+/* hc goes: out of the worker's queue of connections waiting for a chunk. */
+void h3_chunks_conn_gone(struct h3_conn *hc);
+/* n more body bytes were acknowledged: chunks back, maybe a resumed read. */
 void h3_stream_acked(struct h3_stream *st, uint64_t n);
 
 #endif

@@ -255,7 +255,7 @@ size_t h3_worker_reservation(const struct settings *set)
     if (slots > H3_STREAM_SLOTS_MAX)
         slots = H3_STREAM_SLOTS_MAX;
     return (size_t)set->max_conns * (sizeof(struct h3_conn) + 2 * sizeof(void *) + 64) +
-           slots * (POOL_SLOT_SIZE + H3_SEND_RING);
+           slots * POOL_SLOT_SIZE + (size_t)H3_CHUNKS * (H3_CHUNK + sizeof(uint16_t));
 }
 
 int h3_worker_init(struct worker *w)
