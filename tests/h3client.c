@@ -24,7 +24,10 @@
  *       STREAMS requests in flight on each, PATHs in turn; prints one line
  *       of figures (bench/run --h3); --hold keeps the connections open and
  *       idle S seconds more (bench/h3-memory); --delay MS holds each datagram
- *       received MS before reading it: a path of that round-trip time.
+ *       received MS before reading it: a path of that round-trip time;
+ *       --with-handshake starts the clock before the handshakes (a page
+ *       load on a fresh connection). The line ends with each request's
+ *       mean time and 99th percentile, from its stream's opening to its end.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -124,6 +127,7 @@ struct stream {
     size_t req_off;
     bool ended, reported; /* end_stream seen; an event written */
     uint64_t status;
+    uint64_t t0; /* when it was opened (load mode's latency) */
     struct stream *next;
 };
 
@@ -477,7 +481,7 @@ static bool submit(struct conn *c, struct pending *p)
     if (ngtcp2_conn_open_bidi_stream(c->qc, &id, NULL) != 0)
         return false;
     struct stream *s = xmalloc(sizeof *s);
-    *s = (struct stream){.c = c, .id = id, .next = c->streams};
+    *s = (struct stream){.c = c, .id = id, .next = c->streams, .t0 = now_ns()};
     snprintf(s->tag, sizeof s->tag, "%s", p->tag);
     c->streams = s;
     /* the names and values were stored as offsets: make them pointers */
@@ -1089,7 +1093,10 @@ static char **load_paths;
 static unsigned load_npaths, load_streams;
 static uint64_t load_total, load_issued, load_done, load_errors, load_deadline;
 static bool load_started; /* every connection's handshake done: the clock runs */
-static double load_hold;  /* seconds to keep the connections open, idle, after */
+static bool load_with_hs; /* --with-handshake: the handshakes count (bench/run's page) */
+static uint32_t *lat_us;  /* each request's time, open to end */
+static size_t nlat, lat_cap;
+static double load_hold; /* seconds to keep the connections open, idle, after */
 
 static void load_next(struct conn *c)
 {
@@ -1122,6 +1129,13 @@ static void load_closed(struct stream *s)
         load_done++;
     else
         load_errors++;
+    if (nlat == lat_cap) {
+        lat_cap = lat_cap ? 2 * lat_cap : 65536;
+        lat_us = realloc(lat_us, lat_cap * sizeof *lat_us);
+        if (!lat_us)
+            die("out of memory");
+    }
+    lat_us[nlat++] = (uint32_t)((now_ns() - s->t0) / 1000);
     load_next(c);
 }
 
@@ -1141,13 +1155,27 @@ static void load_conn_end(struct conn *c, const char *kind, uint64_t code, const
 
 static const struct mode load_mode = {load_ready, NULL, NULL, load_closed_cb, load_conn_end};
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int run_load(unsigned nconns, double seconds)
 {
     mode = &load_mode;
     tls_init();
     struct conn **conns = xmalloc(nconns * sizeof *conns);
+    uint64_t start = now_ns();
+    if (load_with_hs) {
+        load_started = true; /* the requests go as each handshake ends */
+        if (seconds > 0)
+            load_deadline = start + (uint64_t)(seconds * 1e9);
+    }
     /* The handshakes first, a few at a time, outside the figures. */
-    for (unsigned i = 0; i < nconns; i++) {
+    for (unsigned i = 0; i < nconns && load_with_hs; i++)
+        conns[i] = conn_new();
+    for (unsigned i = 0; i < nconns && !load_with_hs; i++) {
         conns[i] = conn_new();
         for (uint64_t until = now_ns() + 2000000000u; !conns[i]->ready && now_ns() < until;) {
             struct epoll_event evs[64];
@@ -1163,13 +1191,15 @@ static int run_load(unsigned nconns, double seconds)
             return 1;
         }
     }
-    uint64_t start = now_ns();
-    if (seconds > 0)
-        load_deadline = start + (uint64_t)(seconds * 1e9);
-    load_started = true;
-    for (unsigned i = 0; i < nconns; i++) {
-        load_next(conns[i]);
-        conn_write(conns[i]);
+    if (!load_with_hs) {
+        start = now_ns();
+        if (seconds > 0)
+            load_deadline = start + (uint64_t)(seconds * 1e9);
+        load_started = true;
+        for (unsigned i = 0; i < nconns; i++) {
+            load_next(conns[i]);
+            conn_write(conns[i]);
+        }
     }
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
@@ -1200,10 +1230,15 @@ static int run_load(unsigned nconns, double seconds)
                  (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
                  (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                  (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+    double lat_sum = 0;
+    for (size_t i = 0; i < nlat; i++)
+        lat_sum += lat_us[i];
+    qsort(lat_us, nlat, sizeof *lat_us, cmp_u32);
     printf("requests=%llu errors=%llu seconds=%.3f bytes=%llu req_per_s=%.0f MB_per_s=%.1f "
-           "client_cpu_s=%.3f\n",
+           "client_cpu_s=%.3f lat_mean_us=%.0f lat_p99_us=%u\n",
            (unsigned long long)load_done, (unsigned long long)load_errors, secs,
-           (unsigned long long)bytes, (double)load_done / secs, (double)bytes / secs / 1e6, cpu);
+           (unsigned long long)bytes, (double)load_done / secs, (double)bytes / secs / 1e6, cpu,
+           nlat ? lat_sum / (double)nlat : 0, nlat ? lat_us[nlat * 99 / 100] : 0);
     fflush(stdout);
     /* --hold: the connections stay open and idle (bench/h3-memory) */
     for (uint64_t until = now_ns() + (uint64_t)(load_hold * 1e9); now_ns() < until;) {
@@ -1548,6 +1583,14 @@ static int run_attack(const char *name, unsigned count, const char *path, unsign
         rand_cb(f + n, 8 + 16, NULL);
         n += 8 + 16;
         flood(c, f, n, count, 32, 1);
+    } else if (strcmp(name, "crypto") == 0) {
+        /* TLS data after the handshake (a client has none to send) */
+        f[n++] = 0x06;
+        n += put_varint(f + n, 0);
+        n += put_varint(f + n, 5);
+        memcpy(f + n, "\x16\x03\x03\x00\x00", 5);
+        n += 5;
+        flood(c, f, n, count, 1, 50);
     } else if (strcmp(name, "empty_stream") == 0) {
         /* request stream 0 (a whole request), then STREAM frames of no bytes */
         request(c, get_request(path));
@@ -1749,7 +1792,10 @@ int main(int argc, char **argv)
             seconds = strtod(v, NULL);
         else if (strcmp(o, "--path") == 0)
             path = v;
-        else if (strcmp(o, "--delay") == 0)
+        else if (strcmp(o, "--with-handshake") == 0) {
+            load_with_hs = true;
+            i--; /* no value */
+        } else if (strcmp(o, "--delay") == 0)
             delay_ns = (uint64_t)(strtod(v, NULL) * 1e6);
         else if (strcmp(o, "--hold") == 0)
             load_hold = strtod(v, NULL);

@@ -249,6 +249,19 @@ def test_window_of_one_kib_is_served(srv, root):
     cost.check()
 
 
+def test_tls_data_after_the_handshake(srv):
+    """A CRYPTO frame in a 1-RTT packet: a client has no TLS message to send
+    after the handshake (RFC 9001 §4.1.3; pith asks for no certificate and
+    issues no ticket), and pith has dropped its GnuTLS session by then (10
+    KiB a connection): the connection ends with unexpected_message
+    (CRYPTO_ERROR 0x10a), counted as a protocol close."""
+    cost = Cost(srv)
+    r, _ = during(srv, "crypto", "-n", 4)
+    assert r["end"] == "repeated", r
+    cost.closed("protocol")
+    cost.check()
+
+
 # ---- QPACK ------------------------------------------------------------------------------------
 
 def test_qpack_table_capacity_past_settings(srv):

@@ -404,6 +404,8 @@ static void start_draining(struct h3_conn *hc)
     h3_heap_set(hc->hw, hc, hc->close_at);
 }
 
+static void tls_done(struct h3_conn *hc);
+
 /* During the closing period: the kept CONNECTION_CLOSE again, for the
  * 1st, 2nd, 4th, 8th ... packet, so a peer that keeps sending gets fewer. */
 static void closing_answer(struct h3_conn *hc)
@@ -429,6 +431,8 @@ static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_
     bool was_done = hc->handshake_done;
     hc->useful = false;
     int rv = ngtcp2_conn_read_pkt(hc->qc, &np, &pi, p, n, h3_now(hc->hw));
+    if (rv == 0 && hc->handshake_done && hc->tls)
+        tls_done(hc);
     if (rv == 0) {
         /* PING floods and their kind (ACK-eliciting frames that do
          * nothing, NEW_CONNECTION_ID, MAX_DATA a byte at a time, empty or
@@ -460,6 +464,18 @@ static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_
     if (close_if_doomed(hc))
         return;
     close_liberr(hc, rv);
+}
+
+/* The handshake is over: QUIC has its keys, and the client has no more
+ * TLS to send (RFC 9001 §4.1.3 and §6: no KeyUpdate, no certificate asked
+ * for, and no ticket issued, so no post-handshake message either way): the
+ * GnuTLS session (about 10 KiB a connection) goes. recv_crypto_data below
+ * refuses what a client sends nonetheless. */
+static void tls_done(struct h3_conn *hc)
+{
+    ngtcp2_conn_set_tls_native_handle(hc->qc, NULL);
+    gnutls_deinit(hc->tls);
+    hc->tls = NULL;
 }
 
 /* ---- a new connection ------------------------------------------------------------------ */
@@ -610,6 +626,19 @@ void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h
 
 /* ---- ngtcp2's callbacks ---------------------------------------------------------------- */
 
+/* TLS data after the handshake (its session is gone, tls_done): an
+ * unexpected_message alert (RFC 8446 §6.2), as GnuTLS would have answered. */
+static int recv_crypto_data(ngtcp2_conn *qc, ngtcp2_encryption_level level, uint64_t offset,
+                            const uint8_t *data, size_t len, void *ud)
+{
+    struct h3_conn *hc = ud;
+    if (!hc->tls) {
+        ngtcp2_conn_set_tls_alert(qc, 10);
+        return NGTCP2_ERR_CRYPTO;
+    }
+    return ngtcp2_crypto_recv_crypto_data_cb(qc, level, offset, data, len, ud);
+}
+
 static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_t offset,
                             const uint8_t *data, size_t len, void *ud, void *sud)
 {
@@ -750,7 +779,7 @@ void h3_conn_callbacks(ngtcp2_callbacks *cb)
 {
     *cb = (ngtcp2_callbacks){
         .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
-        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .recv_crypto_data = recv_crypto_data,
         .handshake_completed = handshake_completed,
         .encrypt = ngtcp2_crypto_encrypt_cb,
         .decrypt = ngtcp2_crypto_decrypt_cb,

@@ -188,6 +188,7 @@ struct h3_worker {
      * first) up to H3_WARM_SLOTS, cold (given back to the kernel) past it. */
     char *stream_mem;
     uint32_t nslots, slots_used, next_slot, nwarm;
+    uint32_t slots_peak, chunks_peak; /* the most in use since the last trim */
     char *free_slot, *cold_slot;
     /* malloc's heap is trimmed once H3_TRIM_CONNS connections went since
      * the peak, at most once a second (h3_worker.c). */
@@ -333,6 +334,9 @@ nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *v
  * logged and its exchange released (the file, the cache entry); what is
  * still unacknowledged stays in nghttp3's buffers and the chunks. */
 void h3_stream_fin_sent(struct h3_conn *hc, int64_t id);
+/* Free slots and chunks past those kept warm: their pages go back. */
+bool h3_streams_surplus(const struct h3_worker *hw);
+void h3_streams_trim(struct h3_worker *hw);
 /* hc goes: out of the worker's queue of connections waiting for a chunk. */
 void h3_chunks_conn_gone(struct h3_conn *hc);
 /* n more body bytes were acknowledged: chunks back, maybe a resumed read. */

@@ -110,21 +110,16 @@ static uint32_t chunk_get(struct h3_worker *hw)
     } else {
         return NO_CHUNK;
     }
-    hw->chunks_used++;
+    if (++hw->chunks_used > hw->chunks_peak)
+        hw->chunks_peak = hw->chunks_used;
     return i;
 }
 
-/* As stream slots: warm up to H3_WARM_CHUNKS, the pages of the rest given
- * back, so what a burst of downloads held goes back once it is sent. */
+/* A freed chunk stays warm; h3_streams_trim gives the pages of those past
+ * H3_WARM_CHUNKS back, at most once a second. */
 static void chunk_put(struct h3_worker *hw, uint32_t i)
 {
     hw->chunks_used--;
-    if (hw->nwarm_chunks >= H3_WARM_CHUNKS) {
-        sys_release(chunk_at(hw, i), H3_CHUNK);
-        hw->chunk_link[i] = (uint16_t)hw->chunk_cold;
-        hw->chunk_cold = i;
-        return;
-    }
     hw->chunk_link[i] = (uint16_t)hw->chunk_warm;
     hw->chunk_warm = i;
     hw->nwarm_chunks++;
@@ -244,24 +239,66 @@ static char *slot_get(struct h3_worker *hw)
     } else if (hw->next_slot < hw->nslots) {
         s = hw->stream_mem + (size_t)hw->next_slot++ * SLOT_SIZE;
     }
+    if (s && ++hw->slots_used > hw->slots_peak)
+        hw->slots_peak = hw->slots_used;
     return s;
 }
 
-/* A freed slot keeps its pages (the next stream finds them resident) while
- * fewer than H3_WARM_SLOTS are free; past that the pages go back to the
- * kernel, so a burst of streams (a hundred per connection, a Rapid Reset)
- * leaves no resident memory behind. */
+/* A freed slot keeps its pages (the next stream finds them resident, and
+ * freeing costs no system call); h3_streams_trim gives those past
+ * H3_WARM_SLOTS back, at most once a second. */
 static void slot_put(struct h3_worker *hw, char *s)
 {
-    if (hw->nwarm >= H3_WARM_SLOTS) {
-        sys_release(s, SLOT_SIZE);
-        *(char **)(void *)s = hw->cold_slot;
-        hw->cold_slot = s;
-        return;
-    }
+    hw->slots_used--;
     *(char **)(void *)s = hw->free_slot;
     hw->free_slot = s;
     hw->nwarm++;
+}
+
+/* What stays warm: H3_WARM_SLOTS (chunks), or as many as the streams
+ * used at their peak since the last trim, less those in use now, so steady
+ * work never gives back a page it takes again a moment later; a burst's go
+ * back one trim after it ended. */
+static uint32_t warm_keep(uint32_t floor, uint32_t peak, uint32_t used)
+{
+    return peak - used > floor ? peak - used : floor;
+}
+
+bool h3_streams_surplus(const struct h3_worker *hw)
+{
+    return hw->nwarm > H3_WARM_SLOTS || hw->nwarm_chunks > H3_WARM_CHUNKS;
+}
+
+/* Free slots and chunks past what stays warm give their pages back to the
+ * kernel (MADV_DONTNEED), so a burst of streams (a hundred per connection,
+ * a Rapid Reset, downloads) leaves no resident memory behind; once a
+ * second at most (h3_worker.c), not at every free: under load a slot freed
+ * is taken again at once, and a page given back is a fault and a zeroing
+ * when it is (that cost a third of the worker's CPU at 1000 small
+ * requests in flight, and giving back all past 16 each second still made
+ * 900 system calls and their faults a second). */
+void h3_streams_trim(struct h3_worker *hw)
+{
+    uint32_t keep = warm_keep(H3_WARM_SLOTS, hw->slots_peak, hw->slots_used);
+    uint32_t keep_chunks = warm_keep(H3_WARM_CHUNKS, hw->chunks_peak, hw->chunks_used);
+    hw->slots_peak = hw->slots_used;
+    hw->chunks_peak = hw->chunks_used;
+    while (hw->nwarm > keep) {
+        char *s = hw->free_slot;
+        hw->free_slot = *(char **)(void *)s;
+        hw->nwarm--;
+        sys_release(s, SLOT_SIZE);
+        *(char **)(void *)s = hw->cold_slot;
+        hw->cold_slot = s;
+    }
+    while (hw->nwarm_chunks > keep_chunks) {
+        uint32_t i = hw->chunk_warm;
+        hw->chunk_warm = hw->chunk_link[i];
+        hw->nwarm_chunks--;
+        sys_release(chunk_at(hw, i), H3_CHUNK);
+        hw->chunk_link[i] = (uint16_t)hw->chunk_cold;
+        hw->chunk_cold = i;
+    }
 }
 
 struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)

@@ -161,10 +161,11 @@ void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
     heap_up(hw, hc->heap_at);
 }
 
-/* A heap trim is due (connections gone since the peak), perhaps later. */
+/* A trim is due (connections gone since the peak, free slots or chunks
+ * past those kept warm), perhaps later. */
 static bool trim_due(const struct h3_worker *hw)
 {
-    return hw->trim_peak >= hw->active + H3_TRIM_CONNS;
+    return hw->trim_peak >= hw->active + H3_TRIM_CONNS || h3_streams_surplus(hw);
 }
 
 int h3_timeout(const struct worker *w, int t)
@@ -183,12 +184,15 @@ int h3_timeout(const struct worker *w, int t)
 /* What ngtcp2, nghttp3 and GnuTLS held for connections now gone stays in
  * malloc's free lists, resident, until the heap is trimmed: once
  * H3_TRIM_CONNS connections went since the peak (a burst of handshakes, a
- * flood, the evening), at most once a second. */
+ * flood, the evening); free stream slots and chunks past those kept warm
+ * give their pages back too. At most once a second. */
 static void maybe_trim(struct h3_worker *hw)
 {
     if (!trim_due(hw) || hw->now_ns < hw->trim_at)
         return;
-    sys_heap_trim();
+    if (hw->trim_peak >= hw->active + H3_TRIM_CONNS)
+        sys_heap_trim();
+    h3_streams_trim(hw);
     hw->trim_peak = hw->active;
     hw->trim_at = hw->now_ns + NGTCP2_SECONDS;
 }
