@@ -555,12 +555,15 @@ bench-stats: build/bench/stats_cost
 
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 # (--quick: a few seconds). The plain matrix has a pith-router column (issue 21);
-# the HTTPS matrix (bench/results/RESULTS-https.md) and the HTTP/2 one
-# (RESULTS-h2.md: h2load over TLS and h2c, issue 20) follow it.
-bench: pith pith-router build/bench/donothing
+# the HTTPS matrix (bench/results/RESULTS-https.md), the HTTP/2 one
+# (RESULTS-h2.md: h2load over TLS and h2c, issue 20) and, where the build has
+# HTTP/3, the HTTP/3 one (RESULTS-h3.md: build/h3client against pith on both
+# loops, gtlsserver and pith's HTTP/2 over TLS, issue 34) follow it.
+bench: pith pith-router build/bench/donothing $(H3_CLIENT)
 	bench/run $(BENCH_ARGS)
 	bench/run --https $(BENCH_ARGS)
 	bench/run --h2 $(BENCH_ARGS)
+	$(if $(H3_CLIENT),bench/run --h3 $(BENCH_ARGS))
 	bench/compress $(BENCH_COMPRESS_ARGS)
 
 # Precompression figures alone (issue 11): see bench/compress --help;
