@@ -545,6 +545,11 @@ build/bench/donothing: bench/donothing.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
 
+# The HTTP/2 matrix's floor: nghttp2 and OpenSSL, nothing of pith's.
+build/bench/donothing_h2: bench/donothing_h2.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $@ $< -lnghttp2 -lssl -lcrypto
+
 # What the --status counters cost per request (ns), the real stats_request()
 # linked from the full build's objects; a figure, never pass/fail.
 build/bench/stats_cost: bench/stats_cost.c $(filter-out build/full/cli/%,$(FULL_OBJ))
@@ -559,7 +564,7 @@ bench-stats: build/bench/stats_cost
 # (RESULTS-h2.md: h2load over TLS and h2c, issue 20) and, where the build has
 # HTTP/3, the HTTP/3 one (RESULTS-h3.md: build/h3client against pith on both
 # loops, gtlsserver and pith's HTTP/2 over TLS, issue 34) follow it.
-bench: pith pith-router build/bench/donothing $(H3_CLIENT)
+bench: pith pith-router build/bench/donothing build/bench/donothing_h2 $(H3_CLIENT)
 	bench/run $(BENCH_ARGS)
 	bench/run --https $(BENCH_ARGS)
 	bench/run --h2 $(BENCH_ARGS)

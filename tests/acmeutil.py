@@ -5,12 +5,16 @@ answers every name with 127.0.0.1) on loopback, with pebble's API
 certificate made here, its validation pointed at pith's live ports; and
 clients that check the chain pith serves against pebble's root."""
 
+import base64
+import calendar
+import http.server
 import json
 import os
 import shutil
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.request
 
@@ -182,3 +186,146 @@ def curl(url, name, port, root, *more):
                         "%s:%d:127.0.0.1" % (name, port), *more, url],
                        capture_output=True, timeout=20)
     return p.returncode, p.stdout.decode("latin-1") + p.stderr.decode("latin-1")
+
+
+# ---- a stored certificate of the test's making, and a fake CA ----------------------------
+
+# RFC 9773 §4.1's example: a certificate whose issuer's key identifier is
+# RFC_AKI and whose serial is 0x87654321 (DER 00 87 65 43 21) is named
+# "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE".
+RFC_AKI = "69:88:5B:6B:87:46:40:41:E1:B3:7B:84:7B:A0:AE:2C:DE:01:C8:D4"
+RFC_SERIAL = 0x87654321
+RFC_ARI_ID = "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE"
+
+
+def _openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def stored_pair(d, name, not_before, not_after, serial=RFC_SERIAL, aki=RFC_AKI):
+    """What pith keeps in certs/NAME.pem (the key, the leaf, its issuer),
+    made with `openssl ca` for validity to the second: the leaf for name
+    from not_before to not_after (seconds since the epoch), with serial,
+    issued by a test CA whose key identifier is aki. Returns the text."""
+    d = os.path.join(str(d), "pair-%s-%d" % (name, not_before))
+    os.makedirs(d)
+    p = lambda f: os.path.join(d, f)  # noqa: E731
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", p("ca.key"), "-out", p("ca.pem"), "-days", "3650", "-subj",
+             "/CN=pith test issuer", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "subjectKeyIdentifier=" + aki, "-addext", "keyUsage=critical,keyCertSign")
+    _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", p("leaf.key"), "-out", p("leaf.csr"), "-subj", "/CN=" + name)
+    open(p("index.txt"), "w").close()
+    with open(p("serial"), "w") as f:
+        f.write("%X\n" % serial if len("%X" % serial) % 2 == 0 else "0%X\n" % serial)
+    with open(p("ca.cnf"), "w") as f:
+        f.write("[ca]\ndefault_ca = c\n[c]\ndatabase = %s\nnew_certs_dir = %s\nserial = %s\n"
+                "default_md = sha256\npolicy = p\nunique_subject = no\n[p]\ncommonName = supplied\n"
+                "[ext]\nsubjectAltName = DNS:%s\nauthorityKeyIdentifier = keyid\n"
+                "basicConstraints = critical,CA:FALSE\n"
+                % (p("index.txt"), d, p("serial"), name))
+    gt = lambda t: time.strftime("%Y%m%d%H%M%SZ", time.gmtime(t))  # noqa: E731
+    _openssl("ca", "-batch", "-config", p("ca.cnf"), "-cert", p("ca.pem"), "-keyfile", p("ca.key"),
+             "-in", p("leaf.csr"), "-out", p("leaf.pem"), "-notext", "-extensions", "ext",
+             "-startdate", gt(not_before), "-enddate", gt(not_after))
+    return "".join(open(p(f)).read() for f in ("leaf.key", "leaf.pem", "ca.pem"))
+
+
+def b64url_json(text):
+    return json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)) or b"null")
+
+
+class FakeACME:
+    """An ACME CA that issues nothing (HTTPS on loopback with api_cert): its
+    directory, with renewalInfo when ari is given, nonces, an account, and
+    a newOrder it records and refuses. ari(n, cert_id) answers the n-th
+    renewalInfo question (from 1) with (status, content type, body,
+    [(header, value)]). self.seen: (time.time(), method, path, JWS payload)
+    of every request."""
+
+    def __init__(self, d, ari=None):
+        self.cert, self.key = api_cert(str(d))
+        self.port = free_port()
+        self.ari = ari
+        self.seen = []
+        self.lock = threading.Lock()
+        ca = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def send(self, status, ctype, body, extra=()):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Replay-Nonce", "nonce%d" % time.monotonic_ns())
+                for k, v in extra:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def note(self, payload=None):
+                with ca.lock:
+                    ca.seen.append((time.time(), self.command, self.path, payload))
+                    return sum(1 for s in ca.seen if s[2].startswith("/ari/"))
+
+            def do_GET(self):
+                n = self.note()
+                base = "https://127.0.0.1:%d/" % ca.port
+                if self.path == "/dir":
+                    d = {"newNonce": base + "nonce", "newAccount": base + "acct",
+                         "newOrder": base + "order"}
+                    if ca.ari:
+                        d["renewalInfo"] = base + "ari"
+                    return self.send(200, "application/json", json.dumps(d).encode())
+                if self.path == "/nonce":
+                    return self.send(204, "text/plain", b"")
+                if self.path.startswith("/ari/") and ca.ari:
+                    return self.send(*ca.ari(n, self.path[5:]))
+                return self.send(404, "application/problem+json", b'{"type": "about:blank"}')
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                self.note(b64url_json(body["payload"]))
+                if self.path == "/acct":
+                    return self.send(201, "application/json", b'{"status": "valid"}',
+                                     [("Location", "https://127.0.0.1:%d/acct/1" % ca.port)])
+                doc = {"type": "urn:ietf:params:acme:error:unauthorized",
+                       "detail": "this CA issues nothing"}
+                return self.send(403, "application/problem+json", json.dumps(doc).encode())
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), H)
+        self.httpd.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(self.cert, self.key)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return "https://127.0.0.1:%d/dir" % self.port
+
+    def args(self, state):
+        return ["--acme", "ops@example.org", "--acme-ca", self.url, "--acme-ca-root", self.cert,
+                "--acme-dir", str(state)]
+
+    def requests(self, path):
+        with self.lock:
+            return [s for s in self.seen if s[2].startswith(path)]
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def rfc3339(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def log_time(text):
+    """A time as pith's log writes it ("2025-01-02 03:04:05 UTC")."""
+    return calendar.timegm(time.strptime(text, "%Y-%m-%d %H:%M:%S UTC"))

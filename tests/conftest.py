@@ -683,6 +683,13 @@ class PithServer:
     def stderr_text(self):
         return self.err.text()
 
+    def stderr_at_exit(self, timeout=10):
+        """All of stderr once the process tree has exited: the reader thread
+        may not yet have collected the last lines (a worker's exit line) when
+        wait_exit returns, so this waits for the pipe's end."""
+        self.err.join(timeout)
+        return self.err.text()
+
     def signal(self, sig):
         if sig in (signal.SIGTERM, signal.SIGINT):
             self.stopping = True

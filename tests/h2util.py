@@ -82,8 +82,10 @@ class H2:
 
     def __init__(self, port, tls=None, host="127.0.0.1", sni="localhost", settings=(),
                  timeout=10.0, preface=True, rcvbuf=None, window=None, auto_window=True,
-                 wrap=None):
+                 wrap=None, source=None):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if source:  # another client: another loopback address (127.0.0.0/8)
+            sock.bind((source, 0))
         if rcvbuf:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         sock.settimeout(timeout)

@@ -208,6 +208,75 @@ def test_the_highest_stream_id_again_is_a_connection_error(connect):
         assert ended_with(h, PROTOCOL_ERROR)[0] == 3
 
 
+# A client with this many connections of 100 streams each held every
+# stream slot of a worker (min(--max-conns x 100, 4096)) before issue 33.
+SLOT_TAKERS = 42
+
+
+@pytest.mark.parametrize("how", ["half_open", "zero_window"])
+@pytest.mark.parametrize("transport", ["h2c", "tls"])
+def test_one_client_cannot_take_every_stream_slot(pith, docroot, how, transport):
+    """One client opens 42 connections of 100 streams each: half-open
+    (HEADERS without END_STREAM, answered at once) or held by a window of
+    0 (a 3 MiB body each). Stream slots came from one pool per worker, so
+    every other connection's streams were refused (REFUSED_STREAM) and the
+    worker's RSS grew by about 35 MiB. Now a connection is never refused a
+    stream because others hold the slots: each connection has 2 of its own,
+    and what one client holds is bounded (those, and half of the shared
+    ones: 1,108 streams here; the rest of its streams wait with their
+    connection's input), so another client's connection, and another of
+    the same client's, each get 10 streams at once answered, and the
+    worker's memory grows by less than 16 MiB."""
+    cert, key = tls_pki()["ecdsa"]  # a fresh worker; deadlines past 42 TLS handshakes
+    srv = pith("--tls-cert", cert, "--tls-key", key, "--tls-port", "0",
+               "--timeout-header", "20", "--timeout-keepalive", "20")
+
+    def connect(**kw):
+        if transport == "tls":
+            return H2(srv.tls_port, tls=tls_pki()["ca"], **kw)
+        return H2(srv.http_port, **kw)
+
+    served(connect)
+    held = held_kib(srv)
+    hs = []
+    try:
+        for _ in range(SLOT_TAKERS):
+            h = connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)] if how == "zero_window"
+                        else ())
+            h.send(b"".join(
+                frame(HEADERS, END_HEADERS | (END_STREAM if how == "zero_window" else 0),
+                      2 * i + 1, h.block(request_fields(
+                          "/big.bin" if how == "zero_window" else "/index.html")))
+                for i in range(100)))
+            hs.append(h)
+        for h in hs:  # what the server answers now
+            while h.read_frame(0.05) is not None:
+                pass
+        assert all(h.goaway is None and not h.eof for h in hs)
+        grown = held_kib(srv) - held
+        for source in ("127.0.0.2", "127.0.0.1"):
+            with connect(source=source) as v:
+                sent, send = [], v.send
+                v.send = sent.append  # the 10 HEADERS in one write: one read
+                sids = [v.send_headers(request_fields("/1k.bin")) for _ in range(10)]
+                v.send = send
+                v.send(b"".join(sent))
+                for sid in sids:
+                    r = v.wait(sid, timeout=5)
+                    assert r.status == 200 and r.body == docroot.files["1k.bin"], (source, r)
+        assert grown < 16 * 1024, grown
+        for h in hs:  # anything still on its way
+            while h.read_frame(0.05) is not None:
+                pass
+        answered = sum(1 for h in hs for r in h.responses.values() if r.status == 200)
+        # One client's bound: 2 per connection, and half of the 4096 - 2 x 1024
+        # shared slots; its other streams wait, not the other connections'.
+        assert answered == SLOT_TAKERS * 2 + 1024, answered
+    finally:
+        for h in hs:
+            h.close()
+
+
 def flood_without_reading(connect, payload, count):
     """Sends count copies of payload and never reads; True when the server
     ended the connection (the send fails, or EOF comes)."""
@@ -338,68 +407,82 @@ def test_unfinished_request(connect, client):
         assert 1.5 < time.monotonic() - t < 5
 
 
-# pith's least DATA frame when the window, not the body, is short
-# (H2_WINDOW_MIN in src/http2/h2_internal.h).
+# pith's least DATA frame when the window, not the body, is short, unless
+# the client's stream windows are small by its own setting (H2_WINDOW_MIN in
+# src/http2/h2_internal.h).
 WINDOW_MIN = 1024
 
 
-def dribble(h, updates, batch=250):
-    """Sends the frames in updates (WINDOW_UPDATEs) in batches, reading
-    what comes between; then reads on for a moment. The DATA frames that
-    came: [(stream, length, flags)]."""
-    frames = []
-
-    def read_for(seconds):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            f = h.read_frame(max(0.01, deadline - time.monotonic()))
+def dribble(h, batches, seconds=20, wait=0.5):
+    """Sends each batch of frames (WINDOW_UPDATEs) in turn, each once the
+    DATA the one before let through has come (or `wait` passed), until the
+    server ends the connection. The DATA frames that came,
+    [(stream, length, flags)], and how many batches went."""
+    frames, sent = [], 0
+    deadline = time.monotonic() + seconds
+    for batch in batches:
+        if h.goaway is not None or h.eof or time.monotonic() > deadline:
+            break
+        h.send(batch)
+        sent += 1
+        until = time.monotonic() + wait
+        got = len(frames)
+        while len(frames) == got and time.monotonic() < until:
+            f = h.read_frame(max(0.01, until - time.monotonic()))
             if f is None:
-                return
+                break
             if f[0] == DATA:
                 frames.append((f[2], len(f[3]), f[1]))
+    while h.read_frame(0.2) is not None:  # what was on its way
+        pass
+    return frames, sent
 
-    for i in range(0, len(updates), batch):
-        h.send(b"".join(updates[i:i + batch]))
-        read_for(0.02)
-    read_for(0.5)
-    return frames
+
+def calm_after_the_budget(h, frames):
+    """The dribble ended with GOAWAY(ENHANCE_YOUR_CALM) after about the
+    glitch budget's worth of small frames (1,000, refilled at 100 a second),
+    not before and not much after."""
+    assert h.goaway is not None and h.goaway[1] == ENHANCE_YOUR_CALM, (h.goaway, len(frames))
+    small = [n for _, n, _ in frames if n < WINDOW_MIN]
+    assert 900 <= len(small) <= 2500, len(small)
 
 
 def test_data_dribble_cve_2019_9511(connect, srv, docroot):
-    """Streams opened with a window of 0, then granted 1 byte at a time
-    (27,500 WINDOW_UPDATEs): pith sends no DATA frame below 1 KiB unless it
-    carries the rest of the body (index.html's 57 bytes go in one frame),
-    rather than a frame, a send and a TLS record per byte. Another client is
-    served meanwhile; once the grants stop the deadline (2 s) ends the
-    connection, and the worker's descriptors and memory come back."""
+    """Streams opened with an initial window of 0, then granted 1 byte at a
+    time, round after round over all 11: a client whose windows are small
+    by its own setting is served with frames of what its window allows
+    (nginx and h2o send what the window allows), and each such frame costs the connection a glitch, so the
+    client gets about the glitch budget's worth of them (1,000), then
+    GOAWAY(ENHANCE_YOUR_CALM), rather than a frame, a send and a TLS record
+    per byte for as long as it likes. No frame carries more than was
+    granted. Another client is served meanwhile, and the worker's
+    descriptors and memory come back."""
     pid = srv.worker()
     warm(connect)
     before, held = settled_fd_count(pid), held_kib(srv)
     with connect(settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)], auto_window=False) as h:
-        big = [h.send_headers(request_fields("/big.bin")) for _ in range(10)]
-        small = h.send_headers(request_fields("/index.html"))
-        frames = dribble(h, [window_update(sid, 1) for _ in range(2500) for sid in big + [small]])
+        sids = [h.send_headers(request_fields("/big.bin")) for _ in range(10)]
+        sids.append(h.send_headers(request_fields("/index.html")))
+        rounds = [b"".join(window_update(sid, 1) for sid in sids)] * 2500
+        frames, sent = dribble(h, rounds)
         served(connect)
-        assert held_kib(srv) - held < 4 * 1024  # the streams still open
-        body = docroot.files["index.html"]
-        assert [(n, fl & END_STREAM) for sid, n, fl in frames if sid == small] == \
-            [(len(body), END_STREAM)]
-        assert h.responses[small].body == body
-        for sid in big:
+        assert held_kib(srv) - held < 4 * 1024
+        calm_after_the_budget(h, frames)
+        for sid in sids:
             sizes = [n for s, n, _ in frames if s == sid]
-            assert all(n >= WINDOW_MIN for n in sizes), sizes[:20]
-            assert 2500 - WINDOW_MIN < sum(sizes) <= 2500, sizes
-        t = time.monotonic()
-        assert h.wait_closed(10) and time.monotonic() - t < 6
+            assert all(n < WINDOW_MIN for n in sizes), sizes[:20]
+            assert sum(sizes) <= sent, (sum(sizes), sent)  # never more than granted
+        assert h.wait_closed(10)
     assert settled_fd_count(pid) == before, fd_links(pid)
     assert held_kib(srv) - held < 4 * 1024
 
 
 def test_data_dribble_on_the_connection_window_cve_2019_9511(connect, srv):
-    """The same through the connection's window: huge stream windows, the
-    connection's 65,535 bytes spent, then 20,000 grants of 1 byte on
-    stream 0, with 10 streams waiting: frames of 1 KiB or more, no more
-    bytes than granted."""
+    """Through the connection's window, whose initial size (65,535) the
+    client cannot make small: huge stream windows, the connection's window
+    spent, then 20,000 grants of 1 byte on stream 0 with 10 streams
+    waiting: pith sends no DATA frame under 1 KiB that the window cuts
+    short, so frames of 1 KiB or more, no more bytes than granted."""
     pid = srv.worker()
     warm(connect)
     before = settled_fd_count(pid)
@@ -413,13 +496,13 @@ def test_data_dribble_on_the_connection_window_cve_2019_9511(connect, srv):
                 break
             got += len(f[3]) if f[0] == DATA else 0
         assert 65535 - WINDOW_MIN < got <= 65535, got
-        frames = dribble(h, [window_update(0, 1)] * 20000)
+        frames, _ = dribble(h, [b"".join([window_update(0, 1)] * 250)] * 80, wait=0.02)
         served(connect)
         sizes = [n for _, n, _ in frames]
         left = 65535 - got + 20000
         assert sizes and all(n >= WINDOW_MIN for n in sizes), sizes[:20]
         assert left - WINDOW_MIN < sum(sizes) <= left, (left, sizes)
-        assert h.wait_closed(10)
+        assert h.goaway is None
     assert settled_fd_count(pid) == before, fd_links(pid)
 
 

@@ -202,7 +202,7 @@ def test_workers_share_the_port(pith, docroot):
     assert errors == []
     s.signal(signal.SIGTERM)
     assert s.wait_exit(15) == 0
-    used = re.findall(r"worker \d+ HTTP/3: connections=(\d+)", s.stderr_text())
+    used = re.findall(r"worker \d+ HTTP/3: connections=(\d+)", s.stderr_at_exit())
     assert sum(map(int, used)) == 24 and len([u for u in used if int(u)]) >= 2, used
 
 
@@ -246,7 +246,7 @@ def test_retry_always(pith, docroot):
     assert (status, body) == (200, docroot.files["1k.bin"])
     s.signal(signal.SIGTERM)
     assert s.wait_exit(15) == 0
-    assert re.search(r"HTTP/3: connections=1 streams=\d+ retries=1 ", s.stderr_text())
+    assert re.search(r"HTTP/3: connections=1 streams=\d+ retries=1 ", s.stderr_at_exit())
 
 
 def test_stateless_reset_for_unknown_connection(srv):
@@ -389,5 +389,5 @@ def test_client_changes_address(pith, docroot, tmp_path, how):
     assert m["pith_h3_migrations_total"] >= 4, m
     s.signal(signal.SIGTERM)
     assert s.wait_exit(15) == 0
-    moved = re.findall(r"HTTP/3: .* migrations=(\d+)", s.stderr_text())
+    moved = re.findall(r"HTTP/3: .* migrations=(\d+)", s.stderr_at_exit())
     assert sum(map(int, moved)) >= 4, s.stderr_text()

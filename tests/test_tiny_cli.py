@@ -24,6 +24,12 @@ REFUSED = [
     (["--precompressed", "/srv"], "--precompressed", "zstd"),
     (["--auth", "/p/ /etc/users"], "--auth", "libxcrypt"),
     (["compress", "/srv"], "compress", "zlib"),
+    # Automatic HTTPS (issue 35): the ACME process needs OpenSSL and libcurl.
+    (["--acme", "ops@example.org"], "--acme", "libcurl"),
+    (["--acme=ops@example.org"], "--acme", "libcurl"),
+    (["--acme-ca", "https://ca.example/dir"], "--acme-ca", "libcurl"),
+    (["--acme-ca-root", "root.pem"], "--acme-ca-root", "libcurl"),
+    (["--acme-dir", "/var/lib/pith/acme"], "--acme-dir", "libcurl"),
 ]
 
 

@@ -63,6 +63,11 @@ int acme_check(const struct settings *set, char *plan, size_t cap);
  * Returns the exit code. */
 int acme_run(struct server *srv);
 
+/* A worker, before it confines itself: the challenge table becomes
+ * read-only in it (PROT_READ; its seccomp filter has no mprotect, so it
+ * stays so). 0, or -errno. */
+int acme_shared_readonly(struct acme_shared *sh);
+
 /* A worker's request for path (normalized, beginning with '/'): when it is
  * /.well-known/acme-challenge/TOKEN, the key authorization published for
  * TOKEN into keyauth (cap bytes, NUL-terminated) and its length, or 0 when

@@ -5,6 +5,8 @@
  *
  *   acme_shared.c  the challenge table in shared memory: the ACME process
  *                  publishes, the workers answer (http-01, tls-alpn-01)
+ *   acme_peers.c   instances sharing the state directory: the challenges
+ *                  of one's order answered by all
  *   acme_http.c    HTTPS to the CA over libcurl: size-capped, time-limited
  *   acme_jws.c     the account key, its JWK and thumbprint, JWS (ES256)
  *   acme_cert.c    certificate keys, CSRs, checking a chain, the tls-alpn-01
@@ -54,6 +56,33 @@ struct acme_shared *acme_shared_new(void);
  * index), or withdraws it. */
 void acme_shared_publish(struct acme_shared *sh, unsigned i, const struct acme_challenge *c);
 void acme_shared_withdraw(struct acme_shared *sh, unsigned i);
+/* Whether t is a token (base64url, RFC 8555 §8.3, at most ACME_TOKEN_MAX). */
+bool acme_token_ok(struct span t);
+
+/* ---- acme_peers.c: instances sharing the state directory -------------------------- */
+
+struct acme_peers;
+/* Takes this instance's place in locks/.instances; names: each slot's
+ * name (NULL where none). NULL when out of memory. */
+struct acme_peers *acme_peers_new(int dirfd, struct acme_shared *sh,
+                                  const char *const names[ACME_SLOTS]);
+/* Whether another instance's ACME process is alive (true when it cannot
+ * tell). */
+bool acme_peers_others(const struct acme_peers *p);
+/* This instance's challenge c for slot: into its table, and, when another
+ * instance is alive, into challenges/NAME, returning once they have had
+ * the time to answer it too. */
+void acme_peers_publish(struct acme_peers *p, unsigned slot, const struct acme_challenge *c);
+/* ... and its end: the slot emptied, the file removed. */
+void acme_peers_withdraw(struct acme_peers *p, unsigned slot);
+/* Removes challenges/NAME of slot (a dead holder's, once the lock is ours). */
+void acme_peers_clear(struct acme_peers *p, unsigned slot);
+/* The other instances' challenges for this instance's names, into its
+ * table (and out of it once their files are gone). */
+void acme_peers_mirror(struct acme_peers *p);
+/* Sleeps seconds, looking at the others' challenges meanwhile; a TERM or
+ * INT ends the process (its own challenge files removed). */
+void acme_peers_sleep(struct acme_peers *p, unsigned seconds);
 
 /* ---- acme_http.c: the CA's HTTPS API --------------------------------------------- */
 
@@ -160,16 +189,25 @@ int64_t acme_pick(int64_t start, int64_t end);
 /* ---- acme_order.c: the protocol --------------------------------------------------- */
 
 struct acme_client;
-struct acme_client *acme_client_new(const struct settings *set, struct acme_shared *sh,
+struct acme_client *acme_client_new(const struct settings *set, struct acme_peers *peers,
                                     EVP_PKEY *account);
 /* Obtains a certificate for name (slot: its challenge slot): the PEM key
- * and chain, checked, into a malloc'd *pem. 0, or -1 after logging why
- * (with *retry_after and *rate_limited from the CA's answer). */
-int acme_obtain(struct acme_client *c, unsigned slot, const char *name, char **pem, size_t *n,
-                long *retry_after, bool *rate_limited);
-/* ARI (RFC 9773): the suggested window for leaf, when the CA has a
- * renewalInfo resource. 0 with *start and *end, or -1. */
-int acme_ari(struct acme_client *c, X509 *leaf, int64_t *start, int64_t *end);
+ * and chain, checked, into a malloc'd *pem. old: the certificate it
+ * replaces (NULL: none), named in the order where the CA offers ARI (RFC
+ * 9773 §5). 0, or -1 after logging why (with *retry_after and
+ * *rate_limited from the CA's answer). */
+int acme_obtain(struct acme_client *c, unsigned slot, const char *name, X509 *old, char **pem,
+                size_t *n, long *retry_after, bool *rate_limited);
+/* ARI (RFC 9773 §4.2): the renewal window the CA suggests for leaf. */
+struct acme_window {
+    int64_t start, end; /* seconds since the epoch, start < end */
+    long retry_after;   /* seconds; -1: the answer named none */
+    char explain[256];  /* explanationURL, or "" */
+};
+#define ACME_ARI_NONE 1 /* the CA's directory has no renewalInfo */
+/* 0 with *w; ACME_ARI_NONE; or -1 with a sentence in why[cap] (the CA
+ * unreachable, an error status, an answer that is not a window). */
+int acme_ari(struct acme_client *c, X509 *leaf, struct acme_window *w, char *why, size_t cap);
 void acme_client_free(struct acme_client *c);
 
 /* ---- acme_sandbox.c ----------------------------------------------------------------- */

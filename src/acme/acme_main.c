@@ -34,7 +34,18 @@
 #include <unistd.h>
 
 #define LOCK_WAIT_S 2    /* another instance orders: look again this soon (PITH_ACME_LOCK_WAIT_S) */
-#define RECHECK_S   3600 /* a current certificate is looked at again (ARI, other instances) */
+#define RECHECK_S   3600 /* a current certificate is looked at again (other instances) */
+/* ARI (RFC 9773 §4.3): renewalInfo is first asked an hour after a start or
+ * a new certificate (a restart loop must not hammer the CA), then again
+ * when the CA's Retry-After says, taken between a minute and a day (the
+ * RFC's example bounds), or in six hours when it says nothing (what Let's
+ * Encrypt says); an answer that is no window is asked again in an hour.
+ * PITH_ACME_ARI_S (tests) stands for the hour, the minute and the six
+ * hours. */
+#define ARI_FIRST_S   3600
+#define ARI_MIN_S     60
+#define ARI_MAX_S     86400
+#define ARI_DEFAULT_S (6 * 3600)
 
 void acme_log(const char *fmt, ...)
 {
@@ -54,16 +65,20 @@ struct name_state {
     const char *name;
     char rel[300]; /* "certs/NAME.pem" */
     struct acme_when when;
-    struct stat seen;  /* the file the master loaded last (st_ino 0: none) */
-    int64_t ari_at;    /* the last ARI answer's time */
-    int64_t ari_renew; /* ... and the moment it chose; 0: none */
-    bool said_waiting, said_bad;
+    struct stat seen;              /* the file the master loaded last (st_ino 0: none) */
+    int64_t not_before, not_after; /* the stored certificate's, expired too; 0: none */
+    int64_t ari_next;              /* when renewalInfo is asked next */
+    int64_t ari_start, ari_end;    /* the window it suggested; 0: none (two thirds) */
+    int64_t ari_renew;             /* the moment chosen in it */
+    int64_t expiry_said;           /* the last error line about the expiry (lock waits) */
+    bool said_waiting, said_bad, said_ari;
 };
 
 struct acme_proc {
     struct server *srv;
     int dirfd;
     struct acme_client *client;
+    struct acme_peers *peers;
     struct name_state names[ACME_SLOTS];
     unsigned n;
 };
@@ -146,17 +161,62 @@ static const char *when_text(int64_t t, char *out, size_t cap)
     return out;
 }
 
-/* The moment a valid pair is due for renewal: ARI's choice within the
- * CA's window (asked again after RECHECK_S), else two thirds. */
+static int64_t knob(const char *env, int64_t dflt)
+{
+    const char *v = getenv(env);
+    return v && atoi(v) > 0 ? atoi(v) : dflt;
+}
+
+/* renewalInfo is asked again in s seconds (the CA's Retry-After, or -1),
+ * bounded as ARI_* say. */
+static int64_t ari_interval(long s)
+{
+    int64_t lo = knob("PITH_ACME_ARI_S", ARI_MIN_S), dflt = knob("PITH_ACME_ARI_S", ARI_DEFAULT_S);
+    if (s < 0)
+        return dflt;
+    return s < lo ? lo : s > ARI_MAX_S ? ARI_MAX_S : s;
+}
+
+/* Forgets what ARI said (a new certificate); asks it in ARI_FIRST_S. */
+static void ari_reset(struct name_state *ns, int64_t now)
+{
+    ns->ari_start = ns->ari_end = ns->ari_renew = 0;
+    ns->ari_next = now + knob("PITH_ACME_ARI_S", ARI_FIRST_S);
+    ns->said_ari = false;
+}
+
+/* The moment a valid pair is due for renewal: a random moment within the
+ * window the CA suggests (RFC 9773 §4.2, chosen once per window), else two
+ * thirds into its lifetime: when the CA offers no renewalInfo, or answers
+ * with no window before it ever gave one (its last window stands). */
 static int64_t renewal_time(struct acme_proc *ap, struct name_state *ns, struct acme_pair *p,
                             int64_t now)
 {
-    if (ap->client && now - ns->ari_at >= RECHECK_S) {
-        int64_t s, e;
-        ns->ari_at = now;
-        ns->ari_renew = acme_ari(ap->client, p->leaf, &s, &e) == 0 ? acme_pick(s, e) : 0;
+    int64_t third = acme_renew_at(p->not_before, p->not_after);
+    char t1[64], t2[64], t3[64], why[400];
+    if (ap->client && now >= ns->ari_next) {
+        struct acme_window w;
+        int r = acme_ari(ap->client, p->leaf, &w, why, sizeof why);
+        if (r == 0 && (w.start != ns->ari_start || w.end != ns->ari_end)) {
+            ns->ari_start = w.start;
+            ns->ari_end = w.end;
+            ns->ari_renew = acme_pick(w.start, w.end);
+            acme_log("%s: the CA suggests renewing between %s and %s; renewing at %s%s%s%s",
+                     ns->name, when_text(w.start, t1, sizeof t1), when_text(w.end, t2, sizeof t2),
+                     when_text(ns->ari_renew, t3, sizeof t3),
+                     w.explain[0] ? " (the CA's explanation: " : "", w.explain,
+                     w.explain[0] ? ")" : "");
+        } else if (r != 0 && !ns->said_ari && !ns->ari_start) {
+            acme_log("%s: %s; renewing at two thirds of its lifetime, %s", ns->name,
+                     r == ACME_ARI_NONE ? "the CA offers no renewal information (RFC 9773)" : why,
+                     when_text(third, t1, sizeof t1));
+        }
+        ns->said_ari = r != 0;
+        ns->ari_next = now + (r == 0               ? ari_interval(w.retry_after)
+                              : r == ACME_ARI_NONE ? ari_interval(-1)
+                                                   : knob("PITH_ACME_ARI_S", RECHECK_S));
     }
-    return ns->ari_renew ? ns->ari_renew : acme_renew_at(p->not_before, p->not_after);
+    return ns->ari_start ? ns->ari_renew : third;
 }
 
 /* Reads and checks the stored pair: 1 valid (filled), 0 absent, -1 bad
@@ -171,10 +231,14 @@ static int stored(struct acme_proc *ap, struct name_state *ns, struct acme_pair 
     if (r == -ENOENT)
         return 0;
     fstatat(ap->dirfd, ns->rel, st, AT_SYMLINK_NOFOLLOW);
-    if (r == 0)
+    if (r == 0) {
         r = acme_pair_check(text, n, ns->name, now, p, why, sizeof why) == 0 ? 1 : -1;
-    else
+        /* Its validity, kept though it has expired: the error lines say when. */
+        ns->not_before = p->not_before;
+        ns->not_after = p->not_after;
+    } else {
         snprintf(why, sizeof why, "cannot read it: %s", strerror(-r));
+    }
     free(text);
     if (r < 0 && !ns->said_bad)
         acme_log("%s/%s: %s; a new certificate is ordered", ap->srv->set.acme_dir, ns->rel, why);
@@ -197,14 +261,32 @@ static bool current(struct acme_proc *ap, struct name_state *ns, struct acme_pai
         tell_master(ap); /* ours, or another instance's */
         ns->seen = *st;
         ns->said_waiting = false;
+        ari_reset(ns, now); /* a new certificate: ARI's window was the old one's */
     }
     int64_t at = renewal_time(ap, ns, p, now);
     if (at > now) {
         ns->when.failures = 0;
-        ns->when.next = at < now + RECHECK_S ? at : now + RECHECK_S;
+        int64_t next = at < now + RECHECK_S ? at : now + RECHECK_S;
+        ns->when.next =
+            ap->client && ns->ari_next > now && ns->ari_next < next ? ns->ari_next : next;
         return false;
     }
     return true;
+}
+
+/* The stated margin (README "Automatic HTTPS"): a certificate with less
+ * than a sixth of its lifetime left (15 days of Let's Encrypt's 90, a day
+ * of its six) that has not been renewed is an error line, at each failed
+ * attempt, and hourly while another instance holds the lock. */
+static void expiry_error(struct name_state *ns, int64_t now, const char *why)
+{
+    int64_t nb = ns->not_before, na = ns->not_after;
+    char t[64];
+    if (na <= 0 || na - now >= (na - nb) / 6)
+        return;
+    ns->expiry_said = now;
+    acme_log("error: %s: the certificate %s at %s and %s", ns->name,
+             na > now ? "expires" : "expired", when_text(na, t, sizeof t), why);
 }
 
 /* Whether a file can be made in certs/ (a probe made and removed): an
@@ -236,7 +318,8 @@ static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
                  strerror(-r));
     else if (!ap->client)
         r = -1;
-    else if ((r = acme_obtain(ap->client, i, ns->name, &pem, &n, &retry_after, &limited)) == 0 &&
+    else if ((r = acme_obtain(ap->client, i, ns->name, old ? old->leaf : NULL, &pem, &n,
+                              &retry_after, &limited)) == 0 &&
              (r = acme_store_write(ap->dirfd, ns->rel, pem, n)) < 0)
         acme_log("%s/%s: cannot store the new certificate: %s", dir, ns->rel, strerror(-r));
     free(pem);
@@ -246,8 +329,7 @@ static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
         if (stored(ap, ns, &p, now, &st) == 1) {
             acme_log("%s: obtained a certificate, valid until %s", ns->name,
                      when_text(p.not_after, t, sizeof t));
-            ns->ari_at = now; /* a fresh certificate: ARI is asked in an hour */
-            current(ap, ns, &p, &st, now);
+            current(ap, ns, &p, &st, now); /* a new file: ARI is asked in an hour */
             ns->when.failures = 0;
         }
         acme_pair_free(&p);
@@ -256,10 +338,7 @@ static void order(struct acme_proc *ap, unsigned i, struct name_state *ns,
     int64_t next = acme_backoff(&ns->when, now, retry_after, limited);
     acme_log("%s: no certificate this time; the next attempt at %s%s", ns->name,
              when_text(next, t, sizeof t), limited ? " (the CA's rate limit)" : "");
-    /* The stated margin: a sixth of the lifetime left (15 of 90 days). */
-    if (old && old->not_after - now < (old->not_after - old->not_before) / 6)
-        acme_log("error: %s: the certificate expires at %s and could not be renewed", ns->name,
-                 when_text(old->not_after, t, sizeof t));
+    expiry_error(ns, now, "could not be renewed");
 }
 
 static void step(struct acme_proc *ap, unsigned i, int64_t now)
@@ -281,13 +360,19 @@ static void step(struct acme_proc *ap, unsigned i, int64_t now)
             acme_log("%s: cannot take %s/locks/%s: %s", ns->name, ap->srv->set.acme_dir, ns->name,
                      strerror(-lk));
         ns->said_waiting = lk == 0;
+        if (now - ns->expiry_said >= RECHECK_S)
+            expiry_error(ns, now,
+                         "has not been renewed: the instance holding the lock has not "
+                         "stored a new one");
         const char *env = getenv("PITH_ACME_LOCK_WAIT_S");
         ns->when.next = now + (env ? atoi(env) : LOCK_WAIT_S);
         acme_pair_free(&p);
         return;
     }
     /* Under the lock, look again: the holder before us may have just
-     * stored what we were about to order. */
+     * stored what we were about to order (and a challenge file a holder
+     * left when it died is no one's now). */
+    acme_peers_clear(ap->peers, i);
     acme_pair_free(&p);
     s = stored(ap, ns, &p, now, &st);
     if (s != 1 || current(ap, ns, &p, &st, now))
@@ -346,9 +431,17 @@ static int setup(struct acme_proc *ap)
         snprintf(ns->rel, sizeof ns->rel, "certs/%s.pem", ns->name);
         ap->n = i + 1;
     }
+    const char *names[ACME_SLOTS] = {0};
+    for (unsigned i = 0; i < ap->n; i++)
+        names[i] = ap->names[i].name;
+    ap->peers = acme_peers_new(ap->dirfd, srv->acme, names);
+    if (!ap->peers) {
+        acme_log("out of memory");
+        return -1;
+    }
     EVP_PKEY *account = account_key(ap);
     if (account)
-        ap->client = acme_client_new(set, srv->acme, account);
+        ap->client = acme_client_new(set, ap->peers, account);
     if (account && !ap->client)
         acme_log("cannot set up the client (out of memory?)");
     /* Without an account the stored certificates are still watched and
@@ -372,7 +465,7 @@ int acme_run(struct server *srv)
      * the CA nothing about it (not even ARI) for an hour. */
     for (unsigned i = 0; i < ap.n; i++) {
         struct name_state *ns = &ap.names[i];
-        ns->ari_at = (int64_t)time(NULL);
+        ari_reset(ns, (int64_t)time(NULL));
         if (ns->name && fstatat(ap.dirfd, ns->rel, &ns->seen, AT_SYMLINK_NOFOLLOW) < 0)
             memset(&ns->seen, 0, sizeof ns->seen);
     }
@@ -388,10 +481,13 @@ int acme_run(struct server *srv)
             }
             next = ns->when.next < next ? ns->when.next : next;
         }
+        /* A second at most: another instance's challenges are looked at
+         * (acme_peers.c), and a dead master is noticed. */
         int64_t ms = (next - now) * 1000;
-        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), ms < 100 ? 100 : ms > 60000 ? 60000 : (int)ms);
+        int sig = sys_sigwait(sigs, ARRAY_LEN(sigs), ms < 100 ? 100 : ms > 1000 ? 1000 : (int)ms);
         if (sig == SIGTERM || sig == SIGINT || sys_getppid() != srv->master_pid)
             return 0;
+        acme_peers_mirror(ap.peers);
     }
 }
 
@@ -464,7 +560,7 @@ int acme_prepare(struct server *srv)
     bool as_user = set->user && sys_user_ids(set->user, &uid, &gid) == 0;
     if (set->group && as_user)
         gid = srv->log_gid; /* --group's, looked up by the start-up */
-    static const char *const subs[] = {"", "certs", "accounts", "locks"};
+    static const char *const subs[] = {"", "certs", "accounts", "locks", "challenges"};
     for (size_t k = 0; k < ARRAY_LEN(subs); k++) {
         int r = make_dir(set->acme_dir, subs[k], as_user ? (int)uid : -1, (int)gid);
         if (r < 0) {

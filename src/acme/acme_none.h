@@ -32,6 +32,12 @@ static inline int acme_run(struct server *srv)
     return 1;
 }
 
+static inline int acme_shared_readonly(struct acme_shared *sh)
+{
+    (void)sh;
+    return 0;
+}
+
 #define ACME_KEYAUTH_CAP 1
 static inline int acme_http01(const struct acme_shared *sh, struct span path, char *keyauth,
                               size_t cap)

@@ -29,7 +29,7 @@
 
 struct acme_client {
     const struct settings *set;
-    struct acme_shared *sh;
+    struct acme_peers *peers;
     EVP_PKEY *account;
     struct acme_http *http;
     struct acme_resp resp;
@@ -41,9 +41,10 @@ struct acme_client {
     bool alpn_failed[ACME_SLOTS]; /* the last attempt's tls-alpn-01 failed: http-01 next */
     long retry_after;
     bool rate_limited;
+    char problem[64]; /* the last problem document's type, past "urn:...:error:" */
 };
 
-struct acme_client *acme_client_new(const struct settings *set, struct acme_shared *sh,
+struct acme_client *acme_client_new(const struct settings *set, struct acme_peers *peers,
                                     EVP_PKEY *account)
 {
     const char *t = getenv("PITH_ACME_TIMEOUT_S"); /* tests: a stalling CA */
@@ -51,7 +52,7 @@ struct acme_client *acme_client_new(const struct settings *set, struct acme_shar
     if (!c)
         return NULL;
     c->set = set;
-    c->sh = sh;
+    c->peers = peers;
     c->account = account;
     c->http = acme_http_new(set->acme_ca_root, t ? atol(t) : 30);
     if (!c->http || acme_thumbprint(account, c->thumb, sizeof c->thumb) < 0) {
@@ -93,6 +94,7 @@ static bool problem(struct acme_client *c, const char *what, const struct acme_r
     const char *detail = json_string_value(json_object_get(p, "detail"));
     const char *tail = type && strrchr(type, ':') ? strrchr(type, ':') + 1 : "";
     bool bad_nonce = strcmp(tail, "badNonce") == 0;
+    snprintf(c->problem, sizeof c->problem, "%s", tail);
     if (r->status == 429 || strcmp(tail, "rateLimited") == 0)
         c->rate_limited = true;
     if (r->retry_after >= 0)
@@ -242,7 +244,7 @@ static json_t *poll_until(struct acme_client *c, const char *what, const char *u
             return j;
         json_decref(j);
         long s = c->resp.retry_after > 0 && c->resp.retry_after < 10 ? c->resp.retry_after : 1;
-        sleep((unsigned)s);
+        acme_peers_sleep(c->peers, (unsigned)s); /* the others' challenges meanwhile */
     }
     acme_log("%s: still waiting after %d polls", what, POLLS_MAX);
     return NULL;
@@ -286,11 +288,11 @@ static int validate(struct acme_client *c, unsigned slot, const char *name, cons
         acme_log("%s: cannot make the challenge certificate", what);
         return -1;
     }
-    acme_shared_publish(c->sh, slot, &pub);
+    acme_peers_publish(c->peers, slot, &pub); /* every instance answers it */
     json_t *j = post_json(c, what, chal_url, "{}");
     json_decref(j);
     json_t *authz = j ? poll_until(c, what, url, "pending", "processing") : NULL;
-    acme_shared_withdraw(c->sh, slot);
+    acme_peers_withdraw(c->peers, slot);
     const char *st = json_string_value(json_object_get(authz, "status"));
     int r = st && strcmp(st, "valid") == 0 ? 0 : -1;
     if (r == 0)
@@ -388,16 +390,29 @@ static char *pair_text(EVP_PKEY *key, const char *chain, size_t *n)
     return out;
 }
 
-/* newOrder for name: its URL, authorizations and finalize URL. */
-static json_t *new_order(struct acme_client *c, const char *name, char *order_url)
+/* newOrder for name: its URL, authorizations and finalize URL. replaces:
+ * the ARI identifier of the certificate it replaces (RFC 9773 §5), or
+ * NULL; a CA that refuses the order with it (409 alreadyReplaced, or any
+ * other client error: the old certificate came from another account or
+ * CA) is asked once more without it. */
+static json_t *new_order(struct acme_client *c, const char *name, const char *replaces,
+                         char *order_url)
 {
     json_t *p = json_pack("{s:[{s:s, s:s}]}", "identifiers", "type", "dns", "value", name);
+    if (p && replaces)
+        json_object_set_new(p, "replaces", json_string(replaces));
     char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
     json_decref(p);
     char what[400];
     snprintf(what, sizeof what, "%s: a new order", name);
+    c->problem[0] = '\0';
     json_t *o = text ? post_json(c, what, c->new_order, text) : NULL;
     free(text);
+    if (!o && replaces && c->resp.status >= 400 && c->resp.status < 500 && c->resp.status != 429 &&
+        strcmp(c->problem, "rateLimited") != 0) {
+        acme_log("%s: asking again without naming the certificate it replaces", what);
+        return new_order(c, name, NULL, order_url);
+    }
     if (o && !c->resp.location[0]) {
         acme_log("%s: no Location (the order's URL) in the answer", what);
         json_decref(o);
@@ -408,8 +423,8 @@ static json_t *new_order(struct acme_client *c, const char *name, char *order_ur
     return o;
 }
 
-int acme_obtain(struct acme_client *c, unsigned slot, const char *name, char **pem, size_t *n,
-                long *retry_after, bool *rate_limited)
+int acme_obtain(struct acme_client *c, unsigned slot, const char *name, X509 *old, char **pem,
+                size_t *n, long *retry_after, bool *rate_limited)
 {
     c->retry_after = -1;
     c->rate_limited = false;
@@ -417,8 +432,11 @@ int acme_obtain(struct acme_client *c, unsigned slot, const char *name, char **p
     int r = -1;
     json_t *o = NULL;
     EVP_PKEY *key = NULL;
-    char *chain = NULL;
-    if (fetch_directory(c) == 0 && account(c) == 0 && (o = new_order(c, name, order_url))) {
+    char *chain = NULL, id[200];
+    if (fetch_directory(c) == 0 && account(c) == 0 &&
+        (o = new_order(
+             c, name, old && c->renewal_info[0] && acme_ari_id(old, id, sizeof id) == 0 ? id : NULL,
+             order_url))) {
         json_t *list = json_object_get(o, "authorizations"), *a;
         size_t i;
         bool ok = json_is_array(list) && json_array_size(list) > 0 &&
@@ -451,29 +469,85 @@ int acme_obtain(struct acme_client *c, unsigned slot, const char *name, char **p
     return r;
 }
 
-/* "2025-01-02T03:04:05Z" (RFC 3339, fractions ignored) as seconds. */
+/* Two decimal digits at p, or -1. */
+static int two(const char *p)
+{
+    return p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9' ? (p[0] - '0') * 10 + p[1] - '0'
+                                                                    : -1;
+}
+
+/* An RFC 3339 date-time ("2025-01-02T03:04:05Z", with fractions of a
+ * second and a numeric offset allowed) as seconds since the epoch; 0 when
+ * s is anything else. */
 static int64_t rfc3339(const char *s)
 {
     struct tm tm = {0};
-    const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    if (!end)
+    const char *p = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!p || s[4] != '-' || (s[10] != 'T' && s[10] != 't'))
         return 0;
-    return (int64_t)timegm(&tm);
+    if (*p == '.') {
+        const char *f = ++p;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p == f)
+            return 0;
+    }
+    int64_t off = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && two(p + 1) >= 0 && p[3] == ':' && two(p + 4) >= 0) {
+        off = (int64_t)(two(p + 1) * 3600 + two(p + 4) * 60) * (*p == '-' ? -1 : 1);
+        p += 6;
+    } else {
+        return 0;
+    }
+    int64_t t = *p ? 0 : (int64_t)timegm(&tm) - off;
+    return t > 0 ? t : 0;
 }
 
-int acme_ari(struct acme_client *c, X509 *leaf, int64_t *start, int64_t *end)
+int acme_ari(struct acme_client *c, X509 *leaf, struct acme_window *w, char *why, size_t cap)
 {
     char id[200], url[URL_MAX + 200];
-    if (fetch_directory(c) < 0 || !c->renewal_info[0] || acme_ari_id(leaf, id, sizeof id) < 0)
+    memset(w, 0, sizeof *w);
+    if (fetch_directory(c) < 0) {
+        snprintf(why, cap, "the CA's directory cannot be read");
         return -1;
+    }
+    if (!c->renewal_info[0])
+        return ACME_ARI_NONE;
+    if (acme_ari_id(leaf, id, sizeof id) < 0) {
+        snprintf(why, cap, "the certificate has no Authority Key Identifier to name it by");
+        return -1;
+    }
+    /* GET, unauthenticated (RFC 9773 §4.2): the base URL, '/', the id. */
     snprintf(url, sizeof url, "%s%s%s", c->renewal_info,
              c->renewal_info[strlen(c->renewal_info) - 1] == '/' ? "" : "/", id);
-    if (acme_http_do(c->http, url, NULL, NULL, &c->resp) < 0 || c->resp.status != 200)
-        return -1; /* not known to this CA (another issued it): two thirds */
-    json_t *j = document(url, &c->resp);
-    json_t *w = json_object_get(j, "suggestedWindow");
-    *start = rfc3339(json_string_value(json_object_get(w, "start")));
-    *end = rfc3339(json_string_value(json_object_get(w, "end")));
+    if (acme_http_do(c->http, url, NULL, NULL, &c->resp) < 0) {
+        snprintf(why, cap, "%s", c->resp.err);
+        return -1;
+    }
+    if (c->resp.status != 200 || strcmp(c->resp.type, "application/json") != 0) {
+        snprintf(why, cap, "%s answered %ld with Content-Type '%s'", url, c->resp.status,
+                 c->resp.type);
+        return -1;
+    }
+    json_error_t e;
+    json_t *j = json_loadb(c->resp.body, c->resp.body_len, JSON_REJECT_DUPLICATES, &e);
+    json_t *win = json_object_get(j, "suggestedWindow");
+    w->start = rfc3339(json_string_value(json_object_get(win, "start")));
+    w->end = rfc3339(json_string_value(json_object_get(win, "end")));
+    const char *ex = json_string_value(json_object_get(j, "explanationURL"));
+    snprintf(w->explain, sizeof w->explain, "%s", ex ? ex : "");
     json_decref(j);
-    return *start > 0 && *end >= *start ? 0 : -1;
+    if (!j) {
+        snprintf(why, cap, "%s: the answer is not JSON: %s", url, e.text);
+        return -1;
+    }
+    /* RFC 9773 §4.2: an end that does not follow its start is no window. */
+    if (!w->start || !w->end || w->end <= w->start) {
+        snprintf(why, cap, "%s: no suggestedWindow with a start before its end", url);
+        return -1;
+    }
+    w->retry_after = c->resp.retry_after;
+    return 0;
 }

@@ -59,6 +59,11 @@ void acme_shared_withdraw(struct acme_shared *sh, unsigned i)
 
 /* ---- the readers (workers) ------------------------------------------------------ */
 
+int acme_shared_readonly(struct acme_shared *sh)
+{
+    return sys_map_readonly(sh, sizeof *sh);
+}
+
 /* A consistent copy of slot s into *out: false when it is empty, or kept
  * changing under us (the ACME process rewrites a slot a few times a
  * minute at most, so a few tries always suffice in practice). */
@@ -104,7 +109,7 @@ int acme_tlsalpn01(const struct acme_shared *sh, const char *name, char *cert, s
 _Static_assert(ACME_KEYAUTH_MAX < ACME_KEYAUTH_CAP, "a key authorization fits acme_http01's room");
 
 /* A token is base64url (RFC 8555 §8.3): anything else names none. */
-static bool token_ok(struct span t)
+bool acme_token_ok(struct span t)
 {
     if (t.n == 0 || t.n > ACME_TOKEN_MAX)
         return false;
@@ -124,7 +129,7 @@ int acme_http01(const struct acme_shared *sh, struct span path, char *keyauth, s
         return -1;
     struct span token = span_make(path.p + pn, path.n - pn);
     static struct acme_challenge c; /* a worker is one thread; keeps the stack small */
-    for (unsigned i = 0; token_ok(token) && i < ACME_SLOTS; i++) {
+    for (unsigned i = 0; acme_token_ok(token) && i < ACME_SLOTS; i++) {
         if (!read_slot(&sh->slot[i], &c) || !span_eq_cstr(token, c.token))
             continue;
         size_t n = strlen(c.keyauth);

@@ -42,4 +42,10 @@ char *pool_get(struct pool *p);
 /* Gives a slot back. */
 void pool_put(struct pool *p, char *slot);
 
+/* How many slots pool_get() can still hand out. */
+static inline uint32_t pool_available(const struct pool *p)
+{
+    return p->nfree + (p->count - p->next_unused);
+}
+
 #endif

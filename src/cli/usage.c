@@ -31,7 +31,8 @@
     "                            staging: " CONFIG_ACME_CA_STAGING ")\n"                           \
     "      --acme-ca-root FILE   trust this PEM root for the CA's API (a private CA)\n"            \
     "      --acme-dir DIR        the account key and certificates (default\n"                      \
-    "                            " CONFIG_ACME_DIR_DEFAULT ")\n"
+    "                            " CONFIG_ACME_DIR_DEFAULT "; instances behind one\n"              \
+    "                            balancer may share it)\n"
 #define ACME_EXAMPLE                                                                               \
     "  pith --acme you@example.com --port 80 --tls-port 443 --redirect-http \\\n"                  \
     "       --site example.com,www.example.com=/srv/www\n"

@@ -29,6 +29,7 @@
  */
 #include "http2/h2_conn.h"
 
+#include "base/clients.h"
 #include "base/stats.h"
 #include "base/worker.h"
 #include "core/bytes.h"
@@ -42,6 +43,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A frame header's length (RFC 9113 §4.1). */
+#define FRAME_HDLEN 9
 
 /* RFC 9113 §3.4: the client's first bytes. */
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -59,6 +63,8 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 #define MAX_SETTINGS      32
 #define MAX_OUTBOUND_ACK  1000
 #define HEADER_TABLE_SIZE 4096
+/* nghttp2's own default for SETTINGS_MAX_CONCURRENT_STREAMS (no limit). */
+#define STREAMS_UNLIMITED 0xffffffffu
 
 /* ---- the output buffer ----------------------------------------------------------------- */
 
@@ -82,6 +88,23 @@ char *h2_out_tail(struct h2_conn *hc)
     return out_buf(hc) + hc->out_len;
 }
 
+/* pith's first SETTINGS frame, as nghttp2 wrote it into the output
+ * buffer at p (whole: it is the first frame, in an empty buffer): its
+ * SETTINGS_MAX_CONCURRENT_STREAMS entry, which nghttp2 was given as
+ * "unlimited", says the limit pith keeps itself (h2_conn_start says why). */
+static void tell_max_streams(struct h2_conn *hc, uint8_t *p, size_t n)
+{
+    uint32_t len = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+    PITH_ASSERT(n >= FRAME_HDLEN + len && p[3] == NGHTTP2_SETTINGS && !(p[4] & NGHTTP2_FLAG_ACK));
+    for (uint8_t *e = p + FRAME_HDLEN; e + 6 <= p + FRAME_HDLEN + len; e += 6) {
+        if ((e[0] << 8 | e[1]) != NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+            continue;
+        uint32_t v = hc->w->set->h2_max_streams;
+        e[2] = (uint8_t)(v >> 24), e[3] = (uint8_t)(v >> 16), e[4] = (uint8_t)(v >> 8);
+        e[5] = (uint8_t)v;
+    }
+}
+
 /* nghttp2's frames other than DATA: copied whole or in part (nghttp2 keeps
  * the rest and offers it again), never past the buffer's end. */
 static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
@@ -93,9 +116,15 @@ static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, i
         return NGHTTP2_ERR_WOULDBLOCK;
     size_t n = length < room ? length : room;
     mem_copy(h2_out_tail(hc), data, n);
+    if (!hc->settings_told) {
+        hc->settings_told = true;
+        tell_max_streams(hc, (uint8_t *)h2_out_tail(hc), n);
+    }
     hc->out_len += (uint32_t)n;
     return (ssize_t)n;
 }
+
+static void unstash(struct worker *w, struct h2_conn *hc);
 
 /* Fills the output buffer from every stream nghttp2 has something for. */
 static void produce(struct worker *w, struct h2_conn *hc)
@@ -103,6 +132,7 @@ static void produce(struct worker *w, struct h2_conn *hc)
     if (hc->failed)
         return;
     conn_take_slot(w, hc->c);
+    unstash(w, hc); /* streams that waited for a slot, if one came back */
     if (nghttp2_session_send(hc->session) != 0)
         hc->failed = true;
 }
@@ -237,6 +267,8 @@ static void settle(struct worker *w, struct h2_conn *hc)
         w->loop->want_write(w, c); /* a deferred body source goes on first */
         return;
     }
+    if (hc->stash_len)
+        return; /* input waits for a stream slot: read nothing more (unstash) */
     if (c->slot && hc->out_len == 0) {
         conn_release_slot(w, c); /* idle: hold no buffer */
     }
@@ -246,13 +278,66 @@ static void settle(struct worker *w, struct h2_conn *hc)
 
 static void goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
 
-/* Hands received bytes to nghttp2, which keeps what it needs of them
- * (HPACK state, a partial frame's header): nothing of them stays here. */
-static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
+/* How much of the input p[0..n) nghttp2 may have now: all of it, unless a
+ * HEADERS frame opening a new stream begins there and the connection can
+ * have no stream slot for it (h2_slot_ready: its reserve is in use and the
+ * shared slots are held, or its client's half of them). Then it stops
+ * before that frame header's last byte, and the rest waits (stash) until
+ * one of the connection's own streams gives a slot back: the stream is
+ * never refused because other connections hold the slots. A slot is taken
+ * here for each new stream let through (h2_stream_begin uses it). force:
+ * one such stream goes through without a slot (and is refused), because
+ * the connection's own streams all wait for the client's window and would
+ * never give theirs back. The frames are walked by their 9-byte headers
+ * only, after the 24-byte preface. */
+static size_t admit(struct worker *w, struct h2_conn *hc, const char *p, size_t n, bool force)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (hc->walk_left) {
+            size_t k = n - i < hc->walk_left ? n - i : hc->walk_left;
+            i += k;
+            hc->walk_left -= (uint32_t)k;
+            continue;
+        }
+        size_t k = FRAME_HDLEN - hc->walk_hd_len;
+        if (n - i < k) {
+            mem_copy(hc->walk_hd + hc->walk_hd_len, p + i, n - i);
+            hc->walk_hd_len += (uint8_t)(n - i);
+            return n;
+        }
+        mem_copy(hc->walk_hd + hc->walk_hd_len, p + i, k);
+        const uint8_t *hd = hc->walk_hd;
+        uint32_t len = (uint32_t)hd[0] << 16 | (uint32_t)hd[1] << 8 | hd[2];
+        int32_t id = (int32_t)(((uint32_t)hd[5] << 24 | (uint32_t)hd[6] << 16 |
+                                (uint32_t)hd[7] << 8 | hd[8]) &
+                               0x7fffffffu);
+        if (hd[3] == NGHTTP2_HEADERS && (id & 1) && id > hc->walk_max_id) {
+            if (h2_slot_ready(w, hc))
+                h2_slot_take(w, hc);
+            else if (force)
+                force = false;
+            else {
+                hc->walk_hd_len += (uint8_t)(k - 1); /* waits, before the header's last byte */
+                return i + k - 1;
+            }
+            hc->walk_max_id = id;
+        }
+        hc->walk_hd_len = 0;
+        hc->walk_left = len;
+        i += k;
+    }
+    return n;
+}
+
+/* Hands bytes to nghttp2, which keeps what it needs of them (HPACK state,
+ * a partial frame's header): nothing of them stays here. */
+static void feed_now(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
 {
     if (n == 0 || hc->failed || hc->recv_dead)
         return;
     ssize_t r = nghttp2_session_mem_recv(hc->session, (const uint8_t *)p, n);
+    h2_slots_untake(w, hc); /* taken by admit() for streams nghttp2 did not open */
     if (r >= 0)
         return;
     /* nghttp2 stopped reading: a flood it caught (CONTINUATIONs past
@@ -267,6 +352,42 @@ static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
                r == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS || r == NGHTTP2_ERR_FLOODED
                    ? NGHTTP2_ENHANCE_YOUR_CALM
                    : NGHTTP2_PROTOCOL_ERROR);
+}
+
+/* Received bytes go to nghttp2 as far as admit() lets them; the rest waits
+ * in the connection's slot (its input region, which HTTP/2 uses for
+ * nothing else) and nothing more is read until it has gone (unstash). */
+static void feed(struct worker *w, struct h2_conn *hc, const char *p, size_t n)
+{
+    if (n == 0 || hc->failed || hc->recv_dead)
+        return;
+    size_t m = admit(w, hc, p, n, false);
+    feed_now(w, hc, p, m);
+    if (m == n || hc->failed || hc->recv_dead)
+        return;
+    conn_take_slot(w, hc->c);
+    mem_move(hc->c->slot, p + m, n - m); /* p may be the slot itself (h2_conn_start) */
+    hc->stash_off = 0;
+    hc->stash_len = (uint32_t)(n - m);
+}
+
+/* The input that waited for a stream slot goes on, as far as the slots
+ * allow now; when the connection's own streams all wait for the client's
+ * window, the stream that waits is let through and refused. */
+static void unstash(struct worker *w, struct h2_conn *hc)
+{
+    while (hc->stash_len && !hc->failed && !hc->recv_dead) {
+        const char *p = hc->c->slot + hc->stash_off;
+        size_t m = admit(w, hc, p, hc->stash_len, false);
+        if (m == 0 && h2_slots_stuck(hc))
+            m = admit(w, hc, p, hc->stash_len, true);
+        if (m == 0)
+            return;
+        hc->stash_off += (uint32_t)m;
+        hc->stash_len -= (uint32_t)m;
+        feed_now(w, hc, p, m);
+    }
+    hc->stash_off = hc->stash_len = 0;
 }
 
 /* ---- limits ---------------------------------------------------------------------------- */
@@ -326,8 +447,12 @@ static int on_begin_frame(nghttp2_session *s, const nghttp2_frame_hd *hd, void *
             goaway(hc->w, hc, NGHTTP2_PROTOCOL_ERROR);
         }
     }
-    if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
+    if (hd->type == NGHTTP2_PRIORITY && hd->stream_id == 0)
+        goaway(hc->w, hc, NGHTTP2_PROTOCOL_ERROR); /* RFC 9113 §6.3; nghttp2 skips the frame */
+    else if (hd->type == NGHTTP2_PRIORITY || !known_type(hd->type))
         h2_glitch(hc->w, hc); /* no work for anyone: RFC 7540 priorities are off */
+    else if (hd->type == NGHTTP2_SETTINGS && !(hd->flags & NGHTTP2_FLAG_ACK) && hd->length)
+        h2_stream_windows_before(hc); /* for on_frame_recv: RFC 9113 §6.9.2 */
     return 0;
 }
 
@@ -342,10 +467,17 @@ static int unpack_extension(nghttp2_session *s, void **payload, const nghttp2_fr
 
 static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 {
-    (void)s;
     struct h2_conn *hc = ud;
-    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST && !hc->goaway)
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    if (hc->open++ >= hc->w->set->h2_max_streams) {
+        /* Past the advertised limit: a stream error (RFC 9113 §5.1.2);
+         * nghttp2 decodes the block on, without a stream to give it to. */
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+        h2_glitch(hc->w, hc);
+    } else if (!hc->goaway) {
         h2_stream_begin(hc->w, hc, f->hd.stream_id);
+    }
     return 0;
 }
 
@@ -378,10 +510,17 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         h2_stream_window(hc, f->hd.stream_id, (uint32_t)f->window_update.window_size_increment);
         break;
     case NGHTTP2_SETTINGS:
-        if (!(f->hd.flags & NGHTTP2_FLAG_ACK) && sets_initial_window(&f->settings))
-            h2_stream_window(hc, -1,
-                             nghttp2_session_get_remote_settings(
-                                 s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
+        if (f->hd.flags & NGHTTP2_FLAG_ACK || !sets_initial_window(&f->settings))
+            break;
+        if (!h2_stream_windows_fit(hc, &f->settings)) {
+            /* RFC 9113 §6.9.2: a connection error; nghttp2 only resets
+             * the streams whose window it could not change. */
+            goaway(hc->w, hc, NGHTTP2_FLOW_CONTROL_ERROR);
+            break;
+        }
+        h2_stream_window(hc, -1,
+                         nghttp2_session_get_remote_settings(
+                             s, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)); /* every stream's */
         break;
     default: break;
     }
@@ -422,10 +561,32 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *ud)
 
 /* ---- the worker ------------------------------------------------------------------------ */
 
+static uint32_t stream_reserve(const struct settings *set)
+{
+    return set->h2_max_streams < H2_STREAM_RESERVE ? set->h2_max_streams : H2_STREAM_RESERVE;
+}
+
+/* Every connection's reserve, and min(max_conns x (streams - reserve),
+ * max(H2_STREAM_SHARED_MIN, H2_STREAM_SLOTS_MAX - the reserves)) shared:
+ * h2_internal.h says why. */
 static uint32_t stream_slots(const struct settings *set)
 {
-    uint64_t slots = (uint64_t)set->max_conns * set->h2_max_streams;
-    return slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX;
+    uint64_t reserve = (uint64_t)set->max_conns * stream_reserve(set);
+    uint64_t rest = (uint64_t)set->max_conns * (set->h2_max_streams - stream_reserve(set));
+    uint64_t shared = reserve + H2_STREAM_SHARED_MIN < H2_STREAM_SLOTS_MAX
+                          ? H2_STREAM_SLOTS_MAX - reserve
+                          : H2_STREAM_SHARED_MIN;
+    return (uint32_t)(reserve + (rest < shared ? rest : shared));
+}
+
+/* The client table's entries: a power of two, at least twice the
+ * connections (each has one client). */
+static uint32_t client_entries(const struct settings *set)
+{
+    uint32_t n = 16;
+    while (n < 2 * (uint64_t)set->max_conns)
+        n *= 2;
+    return n;
 }
 
 size_t h2_worker_reservation(const struct settings *set)
@@ -433,7 +594,8 @@ size_t h2_worker_reservation(const struct settings *set)
     if (!set->http2)
         return 0;
     return (size_t)stream_slots(set) * POOL_SLOT_SIZE +
-           (size_t)set->max_conns * (sizeof(struct h2_conn) + H2_FRAMEBUF_REGION) + H2_RX_SIZE;
+           (size_t)set->max_conns * (sizeof(struct h2_conn) + H2_FRAMEBUF_REGION) + H2_RX_SIZE +
+           (size_t)client_entries(set) * sizeof(struct h2_client);
 }
 
 int h2_worker_init(struct worker *w)
@@ -447,12 +609,17 @@ int h2_worker_init(struct worker *w)
     hw->conns = sys_map((size_t)w->nconns * sizeof *hw->conns);
     hw->rx = sys_map(H2_RX_SIZE);
     hw->framebufs = sys_map((size_t)w->nconns * H2_FRAMEBUF_REGION);
-    uint64_t slots = (uint64_t)w->nconns * w->set->h2_max_streams;
-    if (!hw->conns || !hw->rx || !hw->framebufs ||
-        pool_init(&hw->streams,
-                  slots < H2_STREAM_SLOTS_MAX ? (uint32_t)slots : H2_STREAM_SLOTS_MAX) < 0 ||
+    uint32_t slots = stream_slots(w->set), entries = client_entries(w->set);
+    hw->clients = sys_map((size_t)entries * sizeof *hw->clients);
+    if (!hw->conns || !hw->rx || !hw->framebufs || !hw->clients ||
+        pool_init(&hw->streams, slots) < 0 || sys_random(&hw->client_k, sizeof hw->client_k) < 0 ||
         nghttp2_session_callbacks_new(&hw->callbacks) != 0 || nghttp2_option_new(&hw->option) != 0)
         return -ENOMEM;
+    hw->reserve = stream_reserve(w->set);
+    hw->reserved = w->nconns * hw->reserve;
+    PITH_ASSERT(hw->reserved <= slots);
+    hw->client_cap = (slots - hw->reserved) / 2 ? (slots - hw->reserved) / 2 : 1;
+    hw->client_mask = entries - 1;
     nghttp2_session_callbacks *cb = hw->callbacks;
     nghttp2_session_callbacks_set_send_callback(cb, send_cb);
     nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
@@ -499,6 +666,24 @@ enum h2_entry h2_entry_check(struct worker *w, struct conn *c, const char *in, s
 
 static const struct conn_proto h2_proto;
 
+/* The key of c's client (its address, IPv6 by /64: clients.h's rule) in
+ * the worker's shared-slot counts; 0 for a peer without an address. */
+static uint64_t client_key(struct worker *w, struct conn *c)
+{
+    struct net_addr a;
+    if (c->peer.ss_family == AF_UNSPEC)
+        sys_peer_addr(c->fd, &c->peer); /* io_uring's accept reports none */
+    if (!client_addr_from(&c->peer, &a))
+        return 0;
+    bool v6 = false;
+    for (int i = 0; i < 8; i++)
+        v6 = v6 || a.b[i];
+    if (v6)
+        mem_zero(a.b + 8, 8);
+    uint64_t k = siphash64(&w->h2->client_k, a.b, sizeof a.b);
+    return k ? k : 1;
+}
+
 void h2_conn_start(struct worker *w, struct conn *c)
 {
     struct h2_conn *hc = conn_record(w, c);
@@ -510,6 +695,8 @@ void h2_conn_start(struct worker *w, struct conn *c)
         .glitch_ms = w->now_ms,
         .reset_budget = H2_RESET_BUDGET,
         .conn_grant = NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE, /* RFC 9113 §6.9.2 */
+        .walk_left = PREFACE_LEN,                             /* admit() walks frames after it */
+        .client_key = client_key(w, c),
     };
     c->h2 = hc;
     c->state = CONN_READ;
@@ -524,8 +711,17 @@ void h2_conn_start(struct worker *w, struct conn *c)
         conn_close(w, c, CLOSE_ERROR);
         return;
     }
+    /* SETTINGS_MAX_CONCURRENT_STREAMS: nghttp2 makes a HEADERS frame past
+     * the limit a connection error once the client acknowledged it, where
+     * RFC 9113 §5.1.2 asks for a stream error, and no callback or option
+     * of 1.52 comes before that decision (on_begin_frame cannot skip a
+     * frame). So nghttp2 is told "unlimited" (its default, which also
+     * keeps no closed streams with RFC 7540 priorities off), the frame on
+     * the wire says --h2-max-streams (tell_max_streams), and
+     * on_begin_headers refuses a stream past it with REFUSED_STREAM while
+     * nghttp2 still decodes its field block (HPACK stays in step, §4.3). */
     const nghttp2_settings_entry iv[] = {
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, w->set->h2_max_streams},
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, STREAMS_UNLIMITED},
         {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, HEADER_TABLE_SIZE},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2_HEADER_LIST_MAX},
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
@@ -541,7 +737,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
 
 static char *h2_conn_input_room(struct worker *w, struct conn *c, size_t *room)
 {
-    if (c->state == CONN_CLOSING || c->h2->peer_ended) {
+    if (c->state == CONN_CLOSING || c->h2->peer_ended || c->h2->stash_len) {
         *room = 0;
         return NULL;
     }

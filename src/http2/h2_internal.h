@@ -22,6 +22,7 @@
 
 #include "base/pool.h"
 #include "core/core.h"
+#include "core/siphash.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stdbool.h>
@@ -51,8 +52,11 @@ struct exchange;
  * Only the rest of a grant of at least this much (WINDOW_UPDATE, the
  * initial window) goes smaller, in the one frame that empties it, so a
  * client that gives window back only once it is spent is not stalled.
- * lighttpd waits for 2048 bytes likewise; h2o and nginx send what the
- * window allows (nginx bounds the DATA frames a connection holds at 10,000). */
+ * And a client whose stream windows are small by its own setting (an
+ * initial window under this, such as 100 bytes or 1) is served with
+ * frames of what its window allows, as nginx and h2o serve it, each such
+ * frame a glitch (h2_glitch): it gets about the glitch budget's worth of
+ * them, then GOAWAY(ENHANCE_YOUR_CALM). lighttpd waits for 2048 bytes. */
 #define H2_WINDOW_MIN 1024
 /* TCP_NOTSENT_LOWAT of an HTTP/2 connection: the socket holds at most
  * about this much not yet sent (beyond what is in flight), so what goes
@@ -64,10 +68,19 @@ struct exchange;
 /* The header list a request may have: name + value + 32 per field (RFC 9113
  * §6.5.2), the same 16 KiB the HTTP/1 head gets; past it the answer is 431. */
 #define H2_HEADER_LIST_MAX (16 * 1024)
-/* Stream slots per worker, across its connections: past them a new stream
- * is refused (REFUSED_STREAM: the client may retry it). 64 KiB of address
- * space each, resident only once used. */
-#define H2_STREAM_SLOTS_MAX 4096u
+/* Stream slots (64 KiB of address space each, resident only once used):
+ * each connection may always hold H2_STREAM_RESERVE of them (at most
+ * --h2-max-streams), whatever the others hold; besides those reserves the
+ * worker has max(H2_STREAM_SHARED_MIN, H2_STREAM_SLOTS_MAX - the
+ * reserves) shared slots (no more than the connections could use), and
+ * one client (an address, IPv6 by /64) holds at most half of those: 4096
+ * slots in all by default, 2048 of them shared. A stream that can have no slot now waits,
+ * with the rest of its connection's input, until one of the connection's
+ * own streams gives its slot back (h2_conn.c, admit): it is never refused
+ * because other connections hold the slots. */
+#define H2_STREAM_SLOTS_MAX  4096u
+#define H2_STREAM_RESERVE    2u
+#define H2_STREAM_SHARED_MIN 2048u
 /* Glitches (frames that do no work for the client: empty DATA, PRIORITY,
  * unknown types, malformed requests, header lists past the limit, streams
  * the server had to reset): a bucket of H2_GLITCH_BURST, refilled by
@@ -123,7 +136,24 @@ struct h2_conn {
     int64_t wait_ms;              /* since when: the client's last progress, or wait_mode's start */
     int64_t wait_deadline;        /* the deadline armed for that wait */
 
-    int32_t max_stream_id;   /* the highest client stream id seen in HEADERS */
+    int32_t max_stream_id; /* the highest client stream id seen in HEADERS */
+    /* Stream slots (h2_stream.c): how many it holds, those taken for the
+     * new streams of the input being fed (a list through their first
+     * bytes), and its client's key in the worker's counts (0: none). */
+    unsigned held;
+    char *ready;
+    uint64_t client_key;
+    /* The input as admit() walks it: bytes left of the frame (or the
+     * preface) being passed, the next frame header's bytes so far, the
+     * highest new stream given a slot; and input held back while a new
+     * stream waits for a slot (in the connection's slot, stash_off..). */
+    uint32_t walk_left;
+    uint8_t walk_hd[9];
+    uint8_t walk_hd_len;
+    int32_t walk_max_id;
+    uint32_t stash_off, stash_len;
+    unsigned open;           /* the client's streams nghttp2 holds open (refused ones too) */
+    bool settings_told;      /* pith's first SETTINGS went into the buffer (tell_max_streams) */
     struct h2_stream *first; /* the open streams with a slot */
     unsigned nstreams;
     int64_t glitch_tokens; /* the glitch bucket, in thousandths */
@@ -132,6 +162,7 @@ struct h2_conn {
     uint32_t conn_window_need; /* the least window a stream waits for from the
                                   connection's (0: none waits for it) */
     uint32_t conn_grant;       /* the client's last grant of connection window */
+    uint32_t initial_before;   /* the client's initial window before a SETTINGS frame */
 };
 
 struct h2_stream {
@@ -142,17 +173,18 @@ struct h2_stream {
     uint32_t bytes_len;                  /* the request's bytes kept so far (h2_stream.c) */
     uint32_t list_bytes;                 /* the header list's size (name + value + 32 each) */
     struct span path, authority, scheme; /* the pseudo-headers (:method: the request's) */
-    int refuse;           /* HTTP/1's parser's first verdict on it (400, 414, 431), or 0 */
-    int fields_verdict;   /* http_fields' first refusal (negated status), or 0 */
-    bool pseudo_done;     /* the pseudo-headers were checked (the first field came) */
-    bool malformed;       /* reset with PROTOCOL_ERROR (RFC 9113 §8.1.1): no answer */
-    bool has_priority;    /* the client said its RFC 9218 priority */
-    bool too_big;         /* the header list passed H2_HEADER_LIST_MAX: 431 */
-    bool answered;        /* the response was submitted */
-    bool deferred;        /* its DATA waits for room (nghttp2_session_resume_data) */
-    bool conn_window;     /* window_need waits on the connection's window */
-    uint32_t window_need; /* its DATA waits until the flow-control window is this (0: not) */
-    uint32_t grant;       /* the client's last grant of stream window (or its initial one) */
+    int refuse;            /* HTTP/1's parser's first verdict on it (400, 414, 431), or 0 */
+    int fields_verdict;    /* http_fields' first refusal (negated status), or 0 */
+    bool pseudo_done;      /* the pseudo-headers were checked (the first field came) */
+    bool malformed;        /* reset with PROTOCOL_ERROR (RFC 9113 §8.1.1): no answer */
+    bool has_priority;     /* the client said its RFC 9218 priority */
+    bool too_big;          /* the header list passed H2_HEADER_LIST_MAX: 431 */
+    bool answered;         /* the response was submitted */
+    bool deferred;         /* its DATA waits for room (nghttp2_session_resume_data) */
+    bool conn_window;      /* window_need waits on the connection's window */
+    uint32_t window_need;  /* its DATA waits until the flow-control window is this (0: not) */
+    uint32_t grant;        /* the client's last grant of stream window (or its initial one) */
+    int32_t window_before; /* its window before a SETTINGS frame (h2_stream_windows_before) */
 };
 
 /* ---- h2_conn.c, for h2_stream.c ---- */
@@ -170,8 +202,19 @@ bool h2_reset_spent(struct worker *w, struct h2_conn *hc);
 
 /* The callbacks that make and answer streams, into cb. */
 void h2_stream_callbacks(nghttp2_session_callbacks *cb);
-/* HEADERS of a new request began on stream id: a stream slot, or
- * REFUSED_STREAM when the worker has none left. */
+/* Whether hc may take a stream slot now (its reserve, or a shared one
+ * within its client's half). */
+bool h2_slot_ready(struct worker *w, const struct h2_conn *hc);
+/* Takes one (h2_slot_ready() said so) for a new stream of the input being
+ * fed: h2_stream_begin() uses it. */
+void h2_slot_take(struct worker *w, struct h2_conn *hc);
+/* Gives back the slots taken and not used (after the input was fed). */
+void h2_slots_untake(struct worker *w, struct h2_conn *hc);
+/* Whether every stream holding a slot waits for the client's window: a
+ * new stream waiting for one of their slots would wait for ever. */
+bool h2_slots_stuck(const struct h2_conn *hc);
+/* HEADERS of a new request began on stream id: the slot taken for it, or
+ * REFUSED_STREAM when none was. */
 void h2_stream_begin(struct worker *w, struct h2_conn *hc, int32_t id);
 /* A request's header list ended (END_HEADERS of its HEADERS): answer it. */
 void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id);
@@ -179,6 +222,14 @@ void h2_stream_request(struct worker *w, struct h2_conn *hc, int32_t id);
 void h2_stream_free_all(struct worker *w, struct h2_conn *hc);
 /* Resumes the streams whose DATA waited for room in the output buffer. */
 void h2_stream_resume(struct h2_conn *hc);
+/* A SETTINGS frame with a payload begins (on_begin_frame): each stream's
+ * flow-control window now, before nghttp2 applies it. */
+void h2_stream_windows_before(struct h2_conn *hc);
+/* Whether the SETTINGS frame f (received, applied by nghttp2) left every
+ * stream's window within 2^31-1, its SETTINGS_INITIAL_WINDOW_SIZE entries
+ * applied in order to the windows h2_stream_windows_before() noted, as
+ * RFC 9113 §6.9.2 counts them. */
+bool h2_stream_windows_fit(struct h2_conn *hc, const nghttp2_settings *f);
 /* The client granted window: WINDOW_UPDATE of `grant` on stream id (0: the
  * connection's), or SETTINGS_INITIAL_WINDOW_SIZE of `grant` (id -1, every
  * stream's). Resumes the streams whose DATA waited for that much. */
@@ -192,12 +243,24 @@ void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant);
 /* hc's allocator (hc->mem) and frame buffer region, before its session. */
 void h2_mem_init(struct worker *w, struct h2_conn *hc);
 
+/* A client's shared stream slots in the worker. */
+struct h2_client {
+    uint64_t key; /* 0: a free entry */
+    uint32_t shared;
+};
+
 /* The worker's HTTP/2 state (worker.h: w->h2). */
 struct h2_worker {
-    struct h2_conn *conns; /* one per connection slot, by index */
-    char *framebufs;       /* H2_FRAMEBUF_REGION per connection slot, by index */
-    struct pool streams;   /* the stream slots */
-    char *rx;              /* H2_RX_SIZE: where every connection receives (fed at once) */
+    struct h2_conn *conns;     /* one per connection slot, by index */
+    char *framebufs;           /* H2_FRAMEBUF_REGION per connection slot, by index */
+    struct pool streams;       /* the stream slots */
+    uint32_t reserve;          /* slots each connection may always hold */
+    uint32_t reserved;         /* slots the connections' reserves still claim */
+    uint32_t client_cap;       /* shared slots one client may hold */
+    struct h2_client *clients; /* shared slots held per client (open addressing) */
+    uint32_t client_mask;
+    struct siphash_key client_k;
+    char *rx; /* H2_RX_SIZE: where every connection receives (fed at once) */
     nghttp2_session_callbacks *callbacks;
     nghttp2_option *option;
 };

@@ -70,16 +70,111 @@ static struct stream_request *request_of(struct h2_stream *st)
 /* A frame header's length (RFC 9113 §4.1); nghttp2 names it only inside. */
 #define FRAME_HDLEN 9
 
+/* ---- stream slots: a reserve per connection, the rest shared --------------------------- */
+
+/* The entry of client key in the worker's table (linear probing): its own,
+ * or the free one where it would go. */
+static struct h2_client *client_entry(struct h2_worker *hw, uint64_t key)
+{
+    for (uint32_t i = (uint32_t)key & hw->client_mask;; i = (i + 1) & hw->client_mask)
+        if (hw->clients[i].key == key || hw->clients[i].key == 0)
+            return &hw->clients[i];
+}
+
+/* Client key holds one shared slot more (+1) or less (-1); an entry that
+ * holds none goes, the entries after it moving back (so lookups never
+ * meet a hole before their own). */
+static void client_add(struct h2_worker *hw, uint64_t key, int d)
+{
+    if (!key)
+        return;
+    struct h2_client *e = client_entry(hw, key);
+    e->key = key;
+    e->shared = (uint32_t)((int)e->shared + d);
+    if (e->shared)
+        return;
+    uint32_t hole = (uint32_t)(e - hw->clients);
+    for (uint32_t i = (hole + 1) & hw->client_mask; hw->clients[i].key;
+         i = (i + 1) & hw->client_mask) {
+        uint32_t home = (uint32_t)hw->clients[i].key & hw->client_mask;
+        /* It may fill the hole unless its home lies after the hole, up to i. */
+        if (((i - home) & hw->client_mask) >= ((i - hole) & hw->client_mask)) {
+            hw->clients[hole] = hw->clients[i];
+            hole = i;
+        }
+    }
+    hw->clients[hole] = (struct h2_client){0};
+}
+
+bool h2_slot_ready(struct worker *w, const struct h2_conn *hc)
+{
+    struct h2_worker *hw = w->h2;
+    if (hc->held < hw->reserve)
+        return true; /* its reserve: pool_available() >= reserved always */
+    if (pool_available(&hw->streams) <= hw->reserved)
+        return false; /* the shared slots are all held */
+    return !hc->client_key || client_entry(hw, hc->client_key)->shared < hw->client_cap;
+}
+
+void h2_slot_take(struct worker *w, struct h2_conn *hc)
+{
+    struct h2_worker *hw = w->h2;
+    if (hc->held < hw->reserve)
+        hw->reserved--;
+    else
+        client_add(hw, hc->client_key, +1);
+    hc->held++;
+    char *slot = pool_get(&hw->streams);
+    PITH_ASSERT(slot != NULL);
+    *(char **)(void *)slot = hc->ready;
+    hc->ready = slot;
+}
+
+static void slot_give(struct worker *w, struct h2_conn *hc, char *slot)
+{
+    struct h2_worker *hw = w->h2;
+    hc->held--;
+    if (hc->held < hw->reserve)
+        hw->reserved++;
+    else
+        client_add(hw, hc->client_key, -1);
+    pool_put(&hw->streams, slot);
+}
+
+void h2_slots_untake(struct worker *w, struct h2_conn *hc)
+{
+    while (hc->ready) {
+        char *slot = hc->ready;
+        hc->ready = *(char **)(void *)slot;
+        slot_give(w, hc, slot);
+    }
+}
+
+bool h2_slots_stuck(const struct h2_conn *hc)
+{
+    if (nghttp2_session_get_remote_window_size(hc->session) <= 0)
+        return hc->first != NULL;
+    for (const struct h2_stream *st = hc->first; st; st = st->next)
+        if (!st->window_need &&
+            nghttp2_session_get_stream_remote_window_size(hc->session, st->id) > 0)
+            return false;
+    return hc->first != NULL;
+}
+
 /* ---- the stream's slot ----------------------------------------------------------------- */
 
 void h2_stream_begin(struct worker *w, struct h2_conn *hc, int32_t id)
 {
-    char *slot = pool_get(&w->h2->streams);
+    char *slot = hc->ready;
     if (!slot) {
-        /* Every stream slot of the worker is in use: the client may retry. */
+        /* admit() let it through without a slot: the connection's own
+         * streams hold them all and wait for the client (h2_slots_stuck).
+         * The client may retry it. */
         nghttp2_submit_rst_stream(hc->session, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+        h2_glitch(w, hc);
         return;
     }
+    hc->ready = *(char **)(void *)slot;
     struct h2_stream *st = (struct h2_stream *)(void *)slot;
     *st = (struct h2_stream){
         .hc = hc,
@@ -118,7 +213,7 @@ static void stream_free(struct worker *w, struct h2_stream *st)
     if (st->next)
         st->next->prev = st->prev;
     hc->nstreams--;
-    pool_put(&w->h2->streams, (char *)st);
+    slot_give(w, hc, (char *)st);
 }
 
 void h2_stream_free_all(struct worker *w, struct h2_conn *hc)
@@ -168,6 +263,18 @@ static bool window_ready(struct h2_conn *hc, struct h2_stream *st)
     return false;
 }
 
+/* Whether the client keeps its stream windows small: an initial window
+ * (SETTINGS_INITIAL_WINDOW_SIZE) under H2_WINDOW_MIN, such as 100 bytes
+ * or 1. Then a stream's window never reaches H2_WINDOW_MIN unless the
+ * client grants it, and a frame that waited for that would wait forever
+ * for a client that only grants what it has read: it is served with
+ * small frames instead, each a glitch. */
+static bool small_windows(struct h2_conn *hc)
+{
+    return nghttp2_session_get_remote_settings(hc->session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE) <
+           H2_WINDOW_MIN;
+}
+
 static void window_resume(struct h2_conn *hc, struct h2_stream *st)
 {
     st->window_need = 0;
@@ -201,6 +308,30 @@ void h2_stream_window(struct h2_conn *hc, int32_t id, uint32_t grant)
     for (struct h2_stream *st = hc->first; st; st = st->next)
         if (st->window_need && (id < 0 || st->conn_window) && window_ready(hc, st))
             window_resume(hc, st);
+}
+
+void h2_stream_windows_before(struct h2_conn *hc)
+{
+    hc->initial_before =
+        nghttp2_session_get_remote_settings(hc->session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
+    for (struct h2_stream *st = hc->first; st; st = st->next)
+        st->window_before = nghttp2_session_get_stream_remote_window_size(hc->session, st->id);
+}
+
+bool h2_stream_windows_fit(struct h2_conn *hc, const nghttp2_settings *f)
+{
+    for (struct h2_stream *st = hc->first; st; st = st->next) {
+        int64_t window = st->window_before, initial = hc->initial_before;
+        for (size_t i = 0; i < f->niv; i++) {
+            if (f->iv[i].settings_id != NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+                continue;
+            window += (int64_t)f->iv[i].value - initial;
+            initial = f->iv[i].value;
+            if (window > NGHTTP2_MAX_WINDOW_SIZE)
+                return false;
+        }
+    }
+    return true;
 }
 
 /* ---- the request ----------------------------------------------------------------------- */
@@ -484,13 +615,20 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
     uint64_t avail = outq_front(&x->q)->len;
     size_t n = avail < length ? (size_t)avail : length;
     /* length is the flow-control window (or the 16 KiB frame): a frame it
-     * would cut below H2_WINDOW_MIN waits for more (h2_stream_window). */
+     * would cut below H2_WINDOW_MIN waits for more (h2_stream_window),
+     * unless the client's stream windows are small: then it goes, and
+     * costs the connection a glitch. */
     uint32_t need = avail < H2_WINDOW_MIN ? (uint32_t)avail : H2_WINDOW_MIN;
     if (length < need) {
         st->window_need = need;
-        if (!window_ready(hc, st))
+        bool ready = window_ready(hc, st);
+        st->window_need = 0;
+        if (!ready && !st->conn_window && small_windows(hc))
+            h2_glitch(hc->w, hc);
+        else if (!ready) {
+            st->window_need = need;
             return NGHTTP2_ERR_DEFERRED;
-        st->window_need = 0; /* the rest of a grant: this frame empties it */
+        }
     }
     uint32_t room = h2_out_room(hc);
     if (room < FRAME_HDLEN + (n < H2_FRAME_MIN ? n : H2_FRAME_MIN)) {
@@ -541,6 +679,8 @@ static int on_close(nghttp2_session *s, int32_t id, uint32_t error_code, void *u
 {
     struct h2_conn *hc = ud;
     struct h2_stream *st = stream_of(s, id);
+    if (hc->open && (id & 1)) /* a client's stream (pith pushes none) */
+        hc->open--;
     if (!st)
         return 0;
     if (error_code != NGHTTP2_NO_ERROR || !st->answered)

@@ -430,13 +430,21 @@ static void on_signal(struct master *m, int sig)
 /* The ACME process stored a new certificate (issue 35): it goes live the
  * way SIGHUP's TLS reload takes, without dropping a connection: the master
  * reads the pairs, publishes them, and the workers build new contexts for
- * new handshakes while those in flight keep theirs. */
+ * new handshakes while those in flight keep theirs. systemd hears of it as
+ * of a HUP: RELOADING=1, then READY=1. */
 static void acme_certs(struct master *m)
 {
-    if (m->srv->tls && tls_server_reload(m->srv->tls, &m->srv->set) == 0) {
+    if (!m->srv->tls)
+        return;
+    if (m->announced)
+        notify("RELOADING=1\nSTATUS=a new certificate from the ACME CA: reloading the "
+               "certificates");
+    if (tls_server_reload(m->srv->tls, &m->srv->set) == 0) {
         prepare_log_reopen(m); /* the workers' HUP reopens the log too */
         signal_workers(m, SIGHUP);
     }
+    if (m->announced)
+        notify("READY=1\nSTATUS=serving");
 }
 
 /* Marks the workers that reported on the ready pipe; once all serve, tells

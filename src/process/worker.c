@@ -21,6 +21,7 @@
  */
 #include "process/worker.h"
 
+#include "acme/acme.h"
 #include "base/stats.h"
 #include "core/bytes.h"
 #include "event/conn.h"
@@ -327,6 +328,12 @@ static int worker_init(struct worker *w, const struct server *srv, unsigned inde
         w->boundary_seed[0] = (uint64_t)sys_now_ms() ^ ((uint64_t)sys_getpid() << 32);
     update_clock(w);
     timer_wheel_init(&w->wheel, w->now_ms);
+    /* The ACME challenge table (issue 35) is read here, never written: the
+     * mapping becomes read-only, for good once seccomp allows no mprotect. */
+    if (srv->acme && (r = acme_shared_readonly(srv->acme)) < 0) {
+        log_error_errno("worker: make the ACME challenge table read-only", NULL, r);
+        return -1;
+    }
     /* Every descriptor and mapping is in place: from here the worker only
      * serves, as --user, confined (lockdown.h). */
     testhook_worker_setup();

@@ -166,6 +166,11 @@ void *sys_map(size_t n);
  * (MAP_SHARED | MAP_ANONYMOUS): the --status counters, the TLS ticket keys
  * and the reloaded certificates the master hands to its workers. */
 void *sys_map_shared(size_t n);
+/* Makes [p, p + n) of a mapping read-only (mprotect PROT_READ); 0 or
+ * -errno. For good in a process whose seccomp filter then allows no
+ * mprotect (a worker's, lockdown.c): the ACME challenge table (issue 35).
+ * The full build only. */
+int sys_map_readonly(void *p, size_t n);
 /* Gives back a sys_map() region (NULL: nothing). */
 void sys_unmap(void *p, size_t n);
 /* Gives the pages wholly inside [p, p + n) of a sys_map() region back to the

@@ -457,6 +457,11 @@ void *sys_map_shared(size_t n)
     return p == MAP_FAILED ? NULL : p;
 }
 
+int sys_map_readonly(void *p, size_t n)
+{
+    return mprotect(p, n, PROT_READ) == 0 ? 0 : -errno;
+}
+
 int sys_exit_status(int status)
 {
     if (WIFSIGNALED(status))

@@ -20,6 +20,7 @@
 #include "base/worker.h"
 #include "core/authority.h"
 #include "core/bytes.h"
+#include "core/client_hello.h"
 #include "core/http_parse.h"
 #include "core/vhost.h"
 #include "sys/sys.h"
@@ -183,19 +184,15 @@ static SSL_CTX *ctx_for_name(const struct tls_server *ts, const char *name, size
     return i < 0 ? NULL : ts->ctx[i];
 }
 
-/* Whether the ClientHello's ALPN list offers acme-tls/1 (RFC 8737 §3). */
+/* Whether the ClientHello's ALPN list offers acme-tls/1 (RFC 8737 §3):
+ * the client's bytes, unparsed yet, read by core/client_hello.c. */
 static bool offers_acme_tls(SSL *s)
 {
     const unsigned char *p;
     size_t len;
-    if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_application_layer_protocol_negotiation, &p,
-                                  &len) != 1 ||
-        len < 2)
-        return false;
-    for (size_t i = 2; i < len && i + 1 + p[i] <= len; i += 1 + p[i])
-        if (p[i] == 10 && memcmp(p + i + 1, "acme-tls/1", 10) == 0)
-            return true;
-    return false;
+    return SSL_client_hello_get0_ext(s, TLSEXT_TYPE_application_layer_protocol_negotiation, &p,
+                                     &len) == 1 &&
+           client_hello_alpn_offers(p, len, SPAN_LIT("acme-tls/1"));
 }
 
 /* tls-alpn-01 (issue 35): the challenge certificate the ACME process
@@ -226,25 +223,6 @@ static int acme_hello(struct tls_server *ts, SSL *s, const char *host, int *aler
     return SSL_CLIENT_HELLO_SUCCESS;
 }
 
-/* The host_name of a server_name extension's body (RFC 6066 §3), or false. */
-static bool sni_host_name(const unsigned char *p, size_t len, const char **name, size_t *name_len)
-{
-    if (len < 2 || (size_t)(p[0] << 8 | p[1]) != len - 2)
-        return false;
-    for (size_t i = 2; i + 3 <= len;) {
-        size_t n = (size_t)(p[i + 1] << 8 | p[i + 2]);
-        if (i + 3 + n > len)
-            return false;
-        if (p[i] == TLSEXT_NAMETYPE_host_name) {
-            *name = (const char *)p + i + 3;
-            *name_len = n;
-            return n > 0;
-        }
-        i += 3 + n;
-    }
-    return false;
-}
-
 /* SNI, first pass: the ClientHello callback runs before OpenSSL looks at
  * the session a client offers (a TLS 1.2 ticket, a TLS 1.3 PSK) and before
  * it makes a new one, so switching the context here gives both the chosen
@@ -258,13 +236,13 @@ static int hello_select(SSL *s, int *alert, void *arg)
     (void)arg;
     struct tls_server *ts = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
     const unsigned char *ext;
-    size_t ext_len, name_len;
-    const char *name;
+    size_t ext_len;
+    struct span name;
     char key[VHOST_NAME_MAX + 3];
     if (!ts || SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &ext, &ext_len) != 1 ||
-        !sni_host_name(ext, ext_len, &name, &name_len))
+        !client_hello_sni(ext, ext_len, &name))
         return SSL_CLIENT_HELLO_SUCCESS;
-    int i = pair_for_name(ts, name, name_len, key);
+    int i = pair_for_name(ts, name.p, name.n, key);
     if (i >= 0 && ts->acme && offers_acme_tls(s))
         return acme_hello(ts, s, key, alert);
     if (i >= 0 && !ts->ctx[i]) {
@@ -514,6 +492,15 @@ static void probe_ktls(struct tls_server *ts)
              found ? "kernel TLS available" : "userspace TLS: the kernel has no tls module loaded");
 }
 
+/* A server that failed to start gives back what it took, so a refused
+ * --check or start leaves nothing behind (ASan's leak check watches). */
+static struct tls_server *tls_server_abandon(struct tls_server *ts)
+{
+    tls_server_forget(ts);
+    sys_unmap(ts, sizeof *ts);
+    return NULL;
+}
+
 struct tls_server *tls_server_new(const struct settings *set, char *err, size_t cap)
 {
     struct tls_server *ts = sys_map(sizeof *ts);
@@ -529,10 +516,10 @@ struct tls_server *tls_server_new(const struct settings *set, char *err, size_t 
     ts->base = ctx_policy(ts);
     if (!ts->base) {
         snprintf(err, cap, "cannot set up the TLS policy");
-        return NULL;
+        return tls_server_abandon(ts);
     }
     if (load_pairs(ts, &sh->slot[0], ts->ctx, err, cap) < 0) /* generation 0, before any fork */
-        return NULL;
+        return tls_server_abandon(ts);
     ts->nctx = set->ntls;
     probe_ktls(ts);
     return ts;
