@@ -146,7 +146,11 @@ class Cost:
         assert m[key] - self.m[key] == n, {k: v for k, v in m.items() if "pith_h3" in k}
         return m
 
-    def check(self, cpu_max=1.0, kib_max=1024):
+    # What stays after any burst, by design (h3_stream.c): 16 free stream
+    # slots and 16 free chunks keep their pages, up to ~830 KiB touched.
+    KIB_MAX = 1536
+
+    def check(self, cpu_max=1.0, kib_max=KIB_MAX):
         cpu = cpu_s(self.pid) - self.cpu
         assert cpu < cpu_max * (4 if ASAN else 1), "the worker spent %.2f s" % cpu
         self.wait_idle()
@@ -316,7 +320,7 @@ def test_initials_from_many_addresses(srv):
     assert m['pith_h3_packets_sent_total{kind="retry"}'] - \
         m0['pith_h3_packets_sent_total{kind="retry"}'] >= 236
     cost.closed("handshake", n=int(r["initial"]))
-    cost.check(cpu_max=1.5, kib_max=2048)
+    cost.check(cpu_max=1.5, kib_max=Cost.KIB_MAX + 1024)
 
 
 # ---- deadlines -------------------------------------------------------------------------------
