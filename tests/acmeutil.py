@@ -242,12 +242,14 @@ class FakeACME:
     a newOrder it records and refuses. ari(n, cert_id) answers the n-th
     renewalInfo question (from 1) with (status, content type, body,
     [(header, value)]). self.seen: (time.time(), method, path, JWS payload)
-    of every request."""
+    of every request. bad_nonces: the first POSTs to newOrder answered
+    badNonce (RFC 8555 §6.5)."""
 
-    def __init__(self, d, ari=None):
+    def __init__(self, d, ari=None, bad_nonces=0):
         self.cert, self.key = api_cert(str(d))
         self.port = free_port()
         self.ari = ari
+        self.bad_nonces = bad_nonces
         self.seen = []
         self.lock = threading.Lock()
         ca = self
@@ -294,6 +296,13 @@ class FakeACME:
                 if self.path == "/acct":
                     return self.send(201, "application/json", b'{"status": "valid"}',
                                      [("Location", "https://127.0.0.1:%d/acct/1" % ca.port)])
+                with ca.lock:
+                    refuse = self.path == "/order" and ca.bad_nonces > 0
+                    ca.bad_nonces -= refuse
+                if refuse:
+                    doc = {"type": "urn:ietf:params:acme:error:badNonce",
+                           "detail": "JWS has an invalid anti-replay nonce"}
+                    return self.send(400, "application/problem+json", json.dumps(doc).encode())
                 doc = {"type": "urn:ietf:params:acme:error:unauthorized",
                        "detail": "this CA issues nothing"}
                 return self.send(403, "application/problem+json", json.dumps(doc).encode())

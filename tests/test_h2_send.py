@@ -170,3 +170,35 @@ def test_a_body_of_several_buffers_ends_without_waiting(connect, docroot):
             assert r.status == 200 and r.body == body
         took = time.monotonic() - start
     assert took < 2.0, took
+
+
+def test_a_reader_that_fills_its_window_is_not_held_by_the_cork(connect, docroot):
+    """A client whose receive buffer fills (a small SO_RCVBUF, read as fast
+    as Python reads) closes its TCP window again and again during a body of
+    many buffers. The socket must not stay corked while pith waits for room:
+    once the window opens, a corked tail shorter than a segment (64 KiB on
+    loopback, more than the 16 KiB low-water mark that would wake pith)
+    waits for the kernel's 200 ms cork timer each time (h2load's 60-asset
+    page took 210 ms instead of 5). Over ten 1 MiB downloads the old code
+    paused about a dozen times for 200 ms; a loaded machine may pause the
+    client once or twice by itself."""
+    body = bytes((i * 7) & 0xFF for i in range(1024 * 1024))
+    docroot.write("window.bin", body)
+    pauses = []
+    with connect(rcvbuf=16384, **HUGE_WINDOW) as h:
+        read_frame, last = h.read_frame, [time.monotonic()]
+
+        def timed(timeout=10.0):
+            f = read_frame(timeout)
+            now = time.monotonic()
+            if now - last[0] >= 0.18:
+                pauses.append(round(now - last[0], 3))
+            last[0] = now
+            return f
+        h.read_frame = timed
+        for _ in range(10):
+            sid = h.send_headers(request_fields("/window.bin"))
+            last[0] = time.monotonic()
+            r = h.wait(sid, timeout=30)
+            assert r.status == 200 and r.body == body
+    assert len(pauses) <= 2, pauses

@@ -88,6 +88,9 @@ struct loop_ops {
     void (*close)(struct worker *w, struct conn *c);
     /* True while an operation of c is still in flight (its memory is read). */
     bool (*busy)(struct worker *w, const struct conn *c);
+    /* True while a send of c is in flight: its -EAGAIN meant "sent() comes
+     * later", not "the socket is full" (io_uring's asynchronous sends). */
+    bool (*sending)(struct worker *w, const struct conn *c);
     /* True while the kernel may still hand w a connection it accepted (an
      * io_uring accept whose cancellation has not completed): a draining
      * worker waits for that, and serves what comes, rather than exit

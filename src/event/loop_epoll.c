@@ -115,6 +115,13 @@ static bool ep_busy(struct worker *w, const struct conn *c)
     return false; /* every call completed before it returned */
 }
 
+static bool ep_sending(struct worker *w, const struct conn *c)
+{
+    (void)w;
+    (void)c;
+    return false; /* a send that returns -EAGAIN met a full socket */
+}
+
 static bool ep_accept_busy(struct worker *w)
 {
     (void)w;
@@ -244,5 +251,6 @@ const struct loop_ops loop_epoll = {
     .sendfile = ep_sendfile,
     .close = ep_close,
     .busy = ep_busy,
+    .sending = ep_sending,
     .accept_busy = ep_accept_busy,
 };

@@ -364,6 +364,11 @@ static bool ur_busy(struct worker *w, const struct conn *c)
     return c->events != 0 || state(w)->uc[c - w->conns].ready;
 }
 
+static bool ur_sending(struct worker *w, const struct conn *c)
+{
+    return (c->events & IN_SEND) || state(w)->uc[c - w->conns].resend;
+}
+
 /* ---- completions ------------------------------------------------------------------------ */
 
 static void on_accept(struct worker *w, const struct completion *e)
@@ -555,5 +560,6 @@ const struct loop_ops loop_uring = {
     .sendfile = ur_sendfile,
     .close = ur_close,
     .busy = ur_busy,
+    .sending = ur_sending,
     .accept_busy = ur_accept_busy,
 };

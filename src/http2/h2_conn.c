@@ -142,6 +142,26 @@ static void arm(struct worker *w, struct conn *c, unsigned seconds)
     conn_arm(w, c, seconds);
 }
 
+static void uncork(struct h2_conn *hc)
+{
+    if (hc->corked) {
+        hc->corked = false;
+        sys_set_cork(hc->c->fd, false);
+    }
+}
+
+/* The socket took less than it was given, or nothing: pith now waits for
+ * room, which the kernel signals once fewer than H2_NOTSENT_LOWAT bytes
+ * are unsent. A corked socket keeps back a tail shorter than a segment
+ * (64 KiB on loopback, more than that mark) until the kernel's 200 ms
+ * limit, so the room would never come: the cork comes off until the burst
+ * ends. A socket the client's window fills gains nothing from it anyway. */
+static void socket_full(struct h2_conn *hc)
+{
+    hc->full = true;
+    uncork(hc);
+}
+
 /* Writes the buffer, refilling it whenever all of it went, until the
  * socket waits or nothing is left. From the second buffer of a burst (the
  * buffers written back to back, across the completions of io_uring's
@@ -152,7 +172,9 @@ static void arm(struct worker *w, struct conn *c, unsigned seconds)
  * that what is queued goes now, when the pump stops with no send in
  * flight (nothing left to produce, or the client's window is spent: a
  * corked tail would wait up to 200 ms for a client that waits for it); a
- * send in flight comes back here through sent() or writable(). */
+ * send in flight comes back here through sent() or writable(). The cork
+ * also comes off, for the rest of the burst, once the socket is full (see
+ * socket_full). */
 static void pump(struct worker *w, struct h2_conn *hc)
 {
     struct conn *c = hc->c;
@@ -165,15 +187,18 @@ static void pump(struct worker *w, struct h2_conn *hc)
             if (hc->out_len == 0)
                 break;
         }
-        if (hc->burst && !hc->corked && !hc->no_cork) {
+        if (hc->burst && !hc->corked && !hc->no_cork && !hc->full) {
             hc->corked = sys_set_cork(c->fd, true) == 0;
             hc->no_cork = !hc->corked; /* a Unix socket has none: tried once */
         }
         hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
         hc->sending = true;
         ssize_t n = c->tp->send(w, c, &hc->iov, 1, false);
-        if (n == -EAGAIN)
-            break; /* sent() or writable() comes back */
+        if (n == -EAGAIN) {
+            if (!w->loop->sending(w, c))
+                socket_full(hc); /* writable() comes back */
+            break;                /* or sent() */
+        }
         hc->sending = false;
         if (n == -EINTR)
             continue;
@@ -188,10 +213,8 @@ static void pump(struct worker *w, struct h2_conn *hc)
     if (hc->sending || c->state == CONN_CLOSING || c->state == CONN_FREE)
         return;
     hc->burst = 0;
-    if (hc->corked) {
-        hc->corked = false;
-        sys_set_cork(c->fd, false); /* what is queued goes now */
-    }
+    hc->full = false;
+    uncork(hc); /* what is queued goes now */
 }
 
 /* The connection ends. After pith's GOAWAY the client may still be
@@ -783,6 +806,8 @@ static void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
         conn_close(w, c, CLOSE_ERROR);
         return;
     }
+    if ((size_t)n < hc->iov.iov_len)
+        socket_full(hc); /* the next send would wait for room */
     hc->out_sent += (uint32_t)n;
     arm(w, c, w->set->timeout_send);
     pump(w, hc);

@@ -123,6 +123,7 @@ struct h2_conn {
     unsigned burst;             /* buffers written back to back since the socket last waited */
     bool corked;                /* TCP_CORK is on (pump: from a burst's second buffer) */
     bool no_cork;               /* the socket has no cork (Unix): not tried again */
+    bool full;                  /* the socket filled in this burst: no cork until it ends */
     struct iovec iov;           /* the send in flight (io_uring reads it until done) */
     bool failed;                /* a callback decided the connection ends */
     bool recv_dead;             /* nghttp2 refused the input: nothing more is read */
