@@ -197,7 +197,7 @@ static void pump(struct worker *w, struct h2_conn *hc)
         if (n == -EAGAIN) {
             if (!w->loop->sending(w, c))
                 socket_full(hc); /* writable() comes back */
-            break;                /* or sent() */
+            break;               /* or sent() */
         }
         hc->sending = false;
         if (n == -EINTR)
