@@ -58,20 +58,25 @@ ifeq ($(HTTP3),yes)
 H3_SRC     = $(sort $(wildcard src/http3/*.c))
 H3_LIBS    = $(shell $(PKG_CONFIG) --libs '$(H3_PKGS)')
 CPPFLAGS_ALL += -DPITH_HTTP3=1 $(shell $(PKG_CONFIG) --cflags '$(H3_PKGS)')
+H3_CLIENT  = build/h3client # the tests' and the bench's HTTP/3 client (tests/h3client.c)
 else
 H3_SRC     =
 H3_LIBS    =
+H3_CLIENT  =
 endif
 FULL_SRC  += $(H3_SRC)
 FULL_LIBS  = -luring -lssl -lcrypto -lcrypt -lnghttp2 $(COMPRESS_LIBS) $(ACME_LIBS) $(H3_LIBS)
 
 UNIT_SRC   = $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   = $(sort $(wildcard fuzz/fuzz_*.c))
+ifneq ($(HTTP3),yes)
+FUZZ_SRC  := $(filter-out fuzz/fuzz_h3.c,$(FUZZ_SRC)) # the HTTP/3 glue needs ngtcp2 and nghttp3
+endif
 FUZZ_NAMES = $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-h2 test-asan check clean \
+.PHONY: all asan unit core-freestanding fuzz fuzz-smoke test test-tls test-h2 test-h3 test-asan check clean \
         format format-check demo bench bench-compress bench-stats mutate tiny cross \
         $(addprefix cross-,$(TINY_ARCHES)) test-tiny test-cross test-arm64-kernel size-tiny \
         router test-router test-router-cross cross-router-mips16e-mips cross-router-mips16e-mipsel $(addprefix cross-router-,$(TINY_ARCHES))
@@ -372,6 +377,13 @@ build/fuzz/fuzz_h2: fuzz/fuzz_h2.c $(FUZZ_H2_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
+# fuzz_h3 (issue 34) drives the HTTP/3 glue the same way: datagrams to a
+# worker's QUIC socket from an in-process client (fuzz/fuzz_h3.c), over the
+# same objects.
+build/fuzz/fuzz_h3: fuzz/fuzz_h3.c $(FUZZ_H2_OBJ)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS_ALL) $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+	    $(FUZZ_H2_OBJ) -lnghttp2 -lssl -lcrypto -lcrypt $(H3_LIBS)
 fuzz: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from the checked-in seeds (with fuzz/NAME.dict
@@ -404,7 +416,7 @@ TEST_JOBS ?= 4
 # worker); the others are shared out as with the default.
 PYTEST = $(PYTHON) -m pytest -q -rs -p no:cacheprovider -n $(TEST_JOBS) \
          $(if $(filter 0,$(TEST_JOBS)),,--dist loadgroup)
-test: pith pith-testhook
+test: pith pith-testhook $(H3_CLIENT)
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith $(PYTEST) tests
 
@@ -443,10 +455,34 @@ test-h2: pith
 	    PITH_H2=1 PITH_TLS=$$([ -n "$$tls" ] && echo 1) PITH_IO=$$io PITH_BIN=$(CURDIR)/pith \
 	        $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES)); done
 
-test-asan: pith-asan
+# The black-box files of H2_TEST_FILES run over HTTP/3 too (PITH_H3=1: the
+# fixture's request helpers speak HTTP/3 through tests/h3_adapter.py and
+# build/h3client, checked by RFC 9114's rules; see tests/conftest.py), on
+# both loops; test-asan runs them once more under pith-asan.
+H3_PASSES = epoll uring
+ifeq ($(HTTP3),yes)
+test-h3: pith build/h3client
+	@set -e; for io in $(H3_PASSES); do echo "test-h3: $$io"; \
+	    PITH_H3=1 PITH_IO=$$io PITH_BIN=$(CURDIR)/pith $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES)); done
+H3_ASAN = PITH_H3=1 PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES))
+else
+test-h3:
+	@echo "test-h3: this build has no HTTP/3 (HTTP3=no)"
+H3_ASAN = true
+endif
+
+# build/h3client (tests/h3client.c): an HTTP/3 client over ngtcp2 and
+# nghttp3 for the tests (h3_adapter.py, the hostile peers) and the bench's
+# load; not part of pith.
+build/h3client: tests/h3client.c
+	@mkdir -p build
+	$(CC) $(CSTD) $(WARN) $(OPT) $(shell $(PKG_CONFIG) --cflags '$(H3_PKGS)') -o $@ $< $(H3_LIBS)
+
+test-asan: pith-asan $(H3_CLIENT)
 	PITH_IO=epoll PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) tests
 	PITH_H2=1 PITH_IO=uring PITH_BIN=$(CURDIR)/pith-asan $(PYTEST) $(addprefix tests/,$(H2_TEST_FILES))
+	$(H3_ASAN)
 
 # The steps run in this order even under `make -j check`: the builds (and
 # the unit tests) may run side by side, but the pytest passes have timing
@@ -462,6 +498,7 @@ check:
 	$(STEP) test $(MAKE) test
 	$(STEP) test-tls $(MAKE) test-tls
 	$(STEP) test-h2 $(MAKE) test-h2
+	$(STEP) test-h3 $(MAKE) test-h3
 	$(STEP) test-asan $(MAKE) test-asan
 	$(STEP) package-check $(MAKE) package-check
 	$(STEP) test-tiny $(MAKE) test-tiny
@@ -493,7 +530,7 @@ test-testssl: pith
 	PITH_IO= PITH_BIN=$(CURDIR)/pith $(PYTEST) -n 0 tests/tls_testssl_scan.py
 
 # --- style --------------------------------------------------------------------------------
-FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] src/sys/arch/arch.h tests/unit/*.[ch] fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
+FORMAT_FILES = $(sort $(wildcard src/*/*.[ch] src/sys/arch/arch.h tests/unit/*.[ch] tests/h3client.c fuzz/*.c fuzz/ref/*.[ch] bench/*.c))
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
@@ -523,12 +560,15 @@ bench-stats: build/bench/stats_cost
 
 # Figures, never pass/fail: see bench/run --help. BENCH_ARGS=--repeats 1 ...
 # (--quick: a few seconds). The plain matrix has a pith-router column (issue 21);
-# the HTTPS matrix (bench/results/RESULTS-https.md) and the HTTP/2 one
-# (RESULTS-h2.md: h2load over TLS and h2c, issue 20) follow it.
-bench: pith pith-router build/bench/donothing build/bench/donothing_h2
+# the HTTPS matrix (bench/results/RESULTS-https.md), the HTTP/2 one
+# (RESULTS-h2.md: h2load over TLS and h2c, issue 20) and, where the build has
+# HTTP/3, the HTTP/3 one (RESULTS-h3.md: build/h3client against pith on both
+# loops, gtlsserver and pith's HTTP/2 over TLS, issue 34) follow it.
+bench: pith pith-router build/bench/donothing build/bench/donothing_h2 $(H3_CLIENT)
 	bench/run $(BENCH_ARGS)
 	bench/run --https $(BENCH_ARGS)
 	bench/run --h2 $(BENCH_ARGS)
+	$(if $(H3_CLIENT),bench/run --h3 $(BENCH_ARGS))
 	bench/compress $(BENCH_COMPRESS_ARGS)
 
 # Precompression figures alone (issue 11): see bench/compress --help;

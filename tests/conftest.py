@@ -54,7 +54,8 @@ START_RE = re.compile(r"^pith \S+ serving (.*) on https?://(\S+):(\d+)/(?: and h
 # http_raw's connections speak TLS, so the black-box files listed in the
 # Makefile's TLS_TEST_FILES run unchanged over TLS. `http_port` keeps the
 # plain one.
-PITH_TLS = os.environ.get("PITH_TLS") == "1"
+# PITH_H3=1 (make test-h3, below) implies it: HTTP/3 is on the TLS port.
+PITH_TLS = os.environ.get("PITH_TLS") == "1" or os.environ.get("PITH_H3") == "1"
 _TLS_PKI = None
 
 
@@ -88,6 +89,11 @@ if PITH_TLS:
 # connection-specific fields) raises h2_adapter.NotH2; a test of that kind
 # carries @pytest.mark.h1_only("why") and skips in these passes.
 PITH_H2 = os.environ.get("PITH_H2") == "1"
+# PITH_H3=1 (make test-h3): the same over HTTP/3, through tests/h3_adapter.py
+# (build/h3client, ngtcp2 and nghttp3 as a client) to the TLS port's UDP
+# twin; what has no HTTP/3 form raises h3_adapter.NotH3, and the h1_only
+# tests skip as they do for HTTP/2.
+PITH_H3 = os.environ.get("PITH_H3") == "1"
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:")
 # The master's line about a worker that died (src/process/master.c,
 # report_exit): "worker 0 (pid 4242) was killed by signal 11; starting a new
@@ -146,12 +152,13 @@ def pytest_configure(config):
                             "profile leaves out (skipped for pith-router, with the reason)")
     config.addinivalue_line("markers", "h1_only(reason): HTTP/1 by its nature (raw bytes, "
                             "versions, connection fields): skipped in the HTTP/2 passes "
-                            "(PITH_H2=1), with the reason")
+                            "(PITH_H2=1) and the HTTP/3 passes (PITH_H3=1), with the reason")
 
 
 def pytest_report_header(config):
     return "pith binary: %s; event loop: %s; protocol: %s" % (
         PITH_BIN, PITH_IO or "auto",
+        "HTTP/3" if PITH_H3 else
         ("HTTP/2 over TLS" if PITH_TLS else "h2c") if PITH_H2 else
         "HTTP/1.1 over TLS" if PITH_TLS else "HTTP/1.1")
 
@@ -189,12 +196,13 @@ def pytest_collection_modifyitems(config, items):
             if m and not item.get_closest_marker("full_only"):
                 item.add_marker(pytest.mark.skip(reason="pith-router: not in the router "
                                                  "profile: %s" % (m.args[0] if m.args else "?")))
-    if PITH_H2:
+    if PITH_H2 or PITH_H3:
         for item in items:
             m = item.get_closest_marker("h1_only")
             if m:
-                item.add_marker(pytest.mark.skip(reason="HTTP/2 pass: HTTP/1 only: %s"
-                                                 % (m.args[0] if m.args else "?")))
+                item.add_marker(pytest.mark.skip(reason="HTTP/%d pass: HTTP/1 only: %s"
+                                                 % (3 if PITH_H3 else 2,
+                                                    m.args[0] if m.args else "?")))
     why = _uring_unavailable()
     if not why:
         return
@@ -788,8 +796,18 @@ class PithServer:
     # -- client helpers -------------------------------------------------------------
     def conn(self, **kw):
         """A client connection: http_raw.Conn, or under PITH_H2=1 an HTTP/2
-        one with the same request interface (tests/h2_adapter.py)."""
+        one with the same request interface (tests/h2_adapter.py), under
+        PITH_H3=1 an HTTP/3 one (tests/h3_adapter.py)."""
         host = self.addr if self.addr not in ("::", "0.0.0.0") else "127.0.0.1"
+        if PITH_H3:
+            import h3_adapter
+
+            if os.environ.get("PITH_H3_DIFF") == "1":
+                h3_adapter.DIFF = lambda m, t, h, hs: http_raw.fetch(
+                    self.port, t, m, h, "HTTP/1.1", hs, host)
+            kw.pop("family", None)
+            kw.pop("rcvbuf", None)
+            return h3_adapter.Conn(self.port, host, tls=tls_pki()["ca"], **kw)
         if PITH_H2:
             import h2_adapter
 
@@ -806,6 +824,10 @@ class PithServer:
             return c.exchange(method, target, headers, version, host)
 
     def raw(self, data, method="GET", close_wait=5.0):
+        if PITH_H3:
+            import h3_adapter
+
+            raise h3_adapter.NotH3("raw bytes (server.raw)")
         if PITH_H2:
             import h2_adapter
 

@@ -85,8 +85,9 @@ def listing(server):
 def test_listing_is_html(listing):
     assert listing["Content-Type"].lower().replace(" ", "") == "text/html;charset=utf-8"
     # Streamed (DESIGN.md §2): chunked over HTTP/1.1, never a Content-Length
-    # (over HTTP/2 the stream's end ends it: no transfer coding there).
-    if listing.version == "HTTP/2":
+    # (over HTTP/2 and HTTP/3 the stream's end ends it: no transfer coding
+    # there).
+    if listing.version in ("HTTP/2", "HTTP/3"):
         assert "Transfer-Encoding" not in listing, listing.head_text()
     else:
         assert listing["Transfer-Encoding"] == "chunked", listing.head_text()

@@ -287,6 +287,81 @@ def test_version_negotiation(srv):
         sock.close()
 
 
+# ---- bodies in flight ------------------------------------------------------------------------
+
+def test_download_over_a_long_path(pith, docroot):
+    """A path of 40 ms round trip (build/h3client holds each datagram 40 ms
+    before reading it): a 3 MiB download moves more than 64 KiB a round
+    trip, the most a stream had in flight when each copied its body into a
+    ring of its own (1.6 MB/s here); chunks of the worker's pool bound it
+    at 2 MiB a stream, with the client's window and the congestion window."""
+    s = pith(*tls_args())
+    out = subprocess.run([os.path.join(os.path.dirname(__file__), "..", "build", "h3client"),
+                          "load", str(s.tls_port), "--ca", tls_pki()["ca"], "-c", "1", "-m", "1",
+                          "-n", "1", "--delay", "40", "/big.bin"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    f = dict(kv.split("=") for kv in out.stdout.split())
+    assert int(f["bytes"]) == len(docroot.files["big.bin"])
+    assert float(f["MB_per_s"]) > 4.0, f  # 64 KiB a round trip would be 1.6
+
+
+# ---- /metrics -----------------------------------------------------------------------------
+
+def _stateless_packets(port):
+    """A short header of no connection (a stateless reset back) and an
+    Initial of an unknown version (Version Negotiation back)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2)
+    try:
+        sock.sendto(bytes([0x40, 0]) + os.urandom(75), ("127.0.0.1", port))
+        sock.recv(2048)
+        hdr = bytes([0xC0]) + b"\x1a\x2a\x3a\x4a" + bytes([8]) + os.urandom(8) + bytes([8]) + \
+            os.urandom(8)
+        sock.sendto(hdr + bytes(1200 - len(hdr)), ("127.0.0.1", port))
+        sock.recv(2048)
+    finally:
+        sock.close()
+
+
+def test_metrics(pith, docroot):
+    """/metrics counts HTTP/3's connections (and those open now), streams,
+    the stateless packets (Retry, stateless reset, Version Negotiation),
+    NEW_TOKEN tokens, glitches and closes by reason (issue 34)."""
+    from opsnet_util import metrics, status_port, wait_metric
+
+    s = pith(*tls_args("--h3-retry", "on", "--status", "127.0.0.1:0"))
+    sp = status_port(s)
+    before = metrics(sp)
+    assert before["pith_h3_connections_total"] == 0
+    assert before['pith_h3_connections_closed_total{reason="peer"}'] == 0
+    c = client(s)
+    try:
+        for name in ("1k.bin", "index.html"):
+            assert c.request("/" + name)[0] == 200
+        m = metrics(sp)
+        assert m["pith_h3_open_connections"] == 1, m
+    finally:
+        c.close()  # CONNECTION_CLOSE: the record goes after the closing period
+    _stateless_packets(s.tls_port)
+    m = wait_metric(sp, 'pith_h3_connections_closed_total{reason="peer"}', lambda v: v == 1)
+    assert m['pith_h3_connections_closed_total{reason="peer"}'] == 1, m
+    assert m["pith_h3_open_connections"] == 0
+    assert m["pith_h3_connections_total"] == 1
+    assert m["pith_h3_streams_total"] == 2
+    assert m['pith_h3_packets_sent_total{kind="retry"}'] == 1
+    assert m['pith_h3_packets_sent_total{kind="stateless_reset"}'] == 1
+    assert m['pith_h3_packets_sent_total{kind="version_negotiation"}'] == 1
+    assert m["pith_h3_tokens_total"] == 1
+    assert sum(v for k, v in m.items() if k.startswith("pith_h3_connections_closed_total")) == 1
+    # a client's path MTU probes (PING and PADDING: two from libcurl's
+    # ngtcp2) did no work: the only glitches
+    assert m["pith_h3_glitches_total"] <= 2
+    # HTTP/3 off: no pith_h3_ family at all
+    s2 = pith(*tls_args("--http3", "off", "--status", "127.0.0.1:0"))
+    assert not [k for k in metrics(status_port(s2)) if k.startswith("pith_h3_")]
+
+
 # ---- migration ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("how", ["migration", "nat-rebinding"])
@@ -296,7 +371,9 @@ def test_client_changes_address(pith, docroot, tmp_path, how):
     with four workers the new 4-tuple hashes elsewhere, so each of its
     packets reaches the owner only by the worker index in our connection
     ID; ngtcp2 validates the new path and pith answers there."""
-    s = pith(*tls_args(), workers=4)
+    from opsnet_util import status_port, wait_metric
+
+    s = pith(*tls_args("--status", "127.0.0.1:0"), workers=4)
     url = "https://localhost:%d/big.bin" % s.tls_port
     extra = ["--nat-rebinding"] if how == "nat-rebinding" else []
     for i in range(4):
@@ -308,6 +385,8 @@ def test_client_changes_address(pith, docroot, tmp_path, how):
                              capture_output=True, timeout=30)
         assert out.returncode == 0, out.stderr[-2000:]
         assert (d / "big.bin").read_bytes() == docroot.files["big.bin"]
+    m = wait_metric(status_port(s), "pith_h3_migrations_total", lambda v: v >= 4)
+    assert m["pith_h3_migrations_total"] >= 4, m
     s.signal(signal.SIGTERM)
     assert s.wait_exit(15) == 0
     moved = re.findall(r"HTTP/3: .* migrations=(\d+)", s.stderr_at_exit())

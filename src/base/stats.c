@@ -60,9 +60,15 @@ void stats_request(struct stats_worker *s, int status, struct span method, uint6
 
 #define CLOSE_NAME(name, text) text,
 static const char *const close_names[] = {CLOSE_REASON_LIST(CLOSE_NAME)};
+static const char *const h3_close_names[] = {H3_CLOSE_LIST(CLOSE_NAME)};
 #undef CLOSE_NAME
 
 const char *close_reason_name(enum close_reason r)
 {
     return (unsigned)r < CLOSE_REASONS ? close_names[r] : "?";
+}
+
+const char *h3_close_name(enum h3_close r)
+{
+    return (unsigned)r < H3_CLOSE_REASONS ? h3_close_names[r] : "?";
 }

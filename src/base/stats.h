@@ -73,6 +73,13 @@ struct stats_worker {
      * responses, RST_STREAMs each way, glitches, GOAWAYs sent by code. */
     uint64_t h2_conns, h2_streams, h2_responses, h2_resets_recv, h2_resets_sent, h2_glitches;
     uint64_t h2_goaways[STATS_H2_GOAWAY_REASONS];
+    /* HTTP/3 (issue 34; src/http3/): connections accepted, request streams,
+     * Retry packets, stateless resets and Version Negotiation packets sent,
+     * NEW_TOKEN tokens sent, validated new client addresses (migrations),
+     * glitches spent, closes by reason; a gauge of the connections open. */
+    uint64_t h3_conns, h3_streams, h3_retries, h3_resets, h3_vn, h3_tokens, h3_migrations;
+    uint64_t h3_glitches, h3_open;
+    uint64_t h3_closes[H3_CLOSE_REASONS];
     uint64_t client_limited; /* 503s for clients over --max-conns-per-client (issue 22) */
     uint64_t auth[STATS_AUTH_RESULTS];
     /* Responses per site (issue 22), by index in settings.sites[]. */

@@ -90,6 +90,11 @@ struct h3_conn *h3_cidmap_get(const struct h3_cidmap *m, const uint8_t *cid, siz
     return NULL;
 }
 
+uint32_t h3_cidmap_count(const struct h3_cidmap *m)
+{
+    return m->used;
+}
+
 void h3_cidmap_del(struct h3_cidmap *m, const uint8_t *cid, size_t len)
 {
     if (len > NGTCP2_MAX_CIDLEN)

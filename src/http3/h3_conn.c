@@ -62,6 +62,7 @@ static void record_free(struct h3_conn *hc, enum h3_close why)
 {
     struct h3_worker *hw = hc->hw;
     h3_stream_free_all(hc);
+    h3_chunks_conn_gone(hc);
     if (hc->qc) {
         unmap_ids(hc);
         ngtcp2_conn_del(hc->qc);
@@ -76,6 +77,8 @@ static void record_free(struct h3_conn *hc, enum h3_close why)
         hw->handshakes--;
     hw->active--;
     hw->closes[why]++;
+    stats_add(&hw->w->stats->h3_closes[why], 1);
+    stats_set(&hw->w->stats->h3_open, hw->active);
     hc->in_use = false;
     hc->qc = NULL;
     hc->hc = NULL;
@@ -135,8 +138,29 @@ static void close_liberr(struct h3_conn *hc, int rv)
     close_with(hc, &ce, hc->handshake_done ? H3_CLOSE_PROTOCOL : H3_CLOSE_HANDSHAKE);
 }
 
+/* A close decided inside ngtcp2's or nghttp3's callbacks, where neither
+ * may be asked to write: done once the library has returned (conn_read,
+ * h3_conn_flush). The first decision stands. */
+static void doom(struct h3_conn *hc, uint64_t code, enum h3_close why)
+{
+    if (hc->doomed)
+        return;
+    hc->doomed = true;
+    hc->doom_code = code;
+    hc->doom_why = why;
+}
+
+static bool close_if_doomed(struct h3_conn *hc)
+{
+    if (!hc->doomed)
+        return false;
+    h3_conn_close_app(hc, hc->doom_code, hc->doom_why);
+    return true;
+}
+
 void h3_conn_glitch(struct h3_conn *hc)
 {
+    H3_COUNT(hc->hw, glitches);
     int64_t now = hc->hw->w->now_ms;
     uint64_t refill = (uint64_t)(now - hc->glitch_at) * GLITCH_REFILL / 1000;
     if (refill) {
@@ -144,14 +168,59 @@ void h3_conn_glitch(struct h3_conn *hc)
         hc->glitch_at = now;
     }
     if (++hc->glitches > GLITCH_BUDGET)
-        h3_conn_close_app(hc, NGHTTP3_H3_EXCESSIVE_LOAD, H3_CLOSE_FLOOD);
+        doom(hc, NGHTTP3_H3_EXCESSIVE_LOAD, H3_CLOSE_FLOOD);
+}
+
+void h3_conn_progress(struct h3_conn *hc, bool active)
+{
+    hc->useful = true;
+    if (active)
+        hc->active_at = h3_now(hc->hw);
+}
+
+/* ---- deadlines ------------------------------------------------------------------------ */
+
+/* When the client has had long enough (ns), by what it owes: a request
+ * unfinished (the header timeout from the stream's opening, absolute, as
+ * HTTP/1's head), answers it does not take (the send timeout from its last
+ * progress: no acknowledgement, no window), or a next request (the
+ * keep-alive timeout from the last one's end, whatever PINGs it sends).
+ * UINT64_MAX before the handshake's end, which has its own timeout. */
+static uint64_t deadline(const struct h3_conn *hc, bool *unfinished)
+{
+    const struct settings *set = hc->hw->w->set;
+    *unfinished = false;
+    if (!hc->handshake_done)
+        return UINT64_MAX;
+    uint64_t oldest = UINT64_MAX;
+    for (const struct h3_stream *st = hc->streams; st; st = st->next)
+        if (!st->answered && !st->malformed && st->opened_at < oldest)
+            oldest = st->opened_at;
+    if (oldest != UINT64_MAX) {
+        *unfinished = true;
+        return oldest + (uint64_t)set->timeout_header * NGTCP2_SECONDS;
+    }
+    return hc->active_at +
+           (uint64_t)(hc->nstreams ? set->timeout_send : set->timeout_keepalive) * NGTCP2_SECONDS;
+}
+
+/* The deadline passed: H3_REQUEST_INCOMPLETE for a request never
+ * finished, H3_NO_ERROR otherwise (RFC 9114 §8.1). */
+static void deadline_passed(struct h3_conn *hc, bool unfinished)
+{
+    if (unfinished)
+        h3_conn_close_app(hc, NGHTTP3_H3_REQUEST_INCOMPLETE, H3_CLOSE_TIMEOUT);
+    else
+        h3_conn_close_app(hc, NGHTTP3_H3_NO_ERROR, hc->nstreams ? H3_CLOSE_TIMEOUT : H3_CLOSE_IDLE);
 }
 
 /* ---- writing ------------------------------------------------------------------------- */
 
 static void arm(struct h3_conn *hc)
 {
-    h3_heap_set(hc->hw, hc, ngtcp2_conn_get_expiry(hc->qc));
+    bool unfinished;
+    uint64_t at = ngtcp2_conn_get_expiry(hc->qc), d = deadline(hc, &unfinished);
+    h3_heap_set(hc->hw, hc, d < at ? d : at);
 }
 
 /* One GSO train of n bytes in seg-sized datagrams to path. */
@@ -168,20 +237,46 @@ static void send_train(struct h3_conn *hc, const ngtcp2_path *p, const uint8_t *
     h3_udp_send(hc->hw, &to, buf, n, seg);
 }
 
+/* Window dribbles (as HTTP/2's H2_WINDOW_MIN): no STREAM frame under
+ * H3_WINDOW_MIN bytes because the client's window is short, unless it
+ * carries all that is offered. A stream short of its own window waits for
+ * MAX_STREAM_DATA (extend_max_stream_data unblocks it); one short of the
+ * connection's makes this flush write no stream data (MAX_DATA brings the
+ * next). The client's packets granting a byte at a time did no work, and
+ * each spends a glitch. */
+static bool window_short(struct h3_conn *hc, int64_t sid, const nghttp3_vec *vec, size_t cnt,
+                         bool *conn_short)
+{
+    uint64_t want = nghttp3_vec_len(vec, cnt);
+    uint64_t s = ngtcp2_conn_get_max_stream_data_left(hc->qc, sid);
+    uint64_t c = ngtcp2_conn_get_max_data_left(hc->qc);
+    uint64_t room = s < c ? s : c;
+    if (want == 0 || room >= want || room >= H3_WINDOW_MIN)
+        return false;
+    if (s < c)
+        nghttp3_conn_block_stream(hc->hc, sid);
+    else
+        *conn_short = true;
+    return true;
+}
+
 /* The next packet: nghttp3's next stream data, if any, framed by ngtcp2.
  * Returns the packet's length, 0 when there is nothing to send, or a
  * negative ngtcp2 error. */
 static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8_t *to, size_t max)
 {
+    bool conn_short = false;
     for (;;) {
         int64_t sid = -1;
         int fin = 0;
         nghttp3_vec vec[16];
         nghttp3_ssize cnt = 0;
-        if (hc->hc && ngtcp2_conn_get_max_data_left(hc->qc)) {
+        if (hc->hc && !conn_short && ngtcp2_conn_get_max_data_left(hc->qc)) {
             cnt = nghttp3_conn_writev_stream(hc->hc, &sid, &fin, vec, 16);
             if (cnt < 0)
                 return NGTCP2_ERR_CALLBACK_FAILURE;
+            if (sid >= 0 && window_short(hc, sid, vec, (size_t)cnt, &conn_short))
+                continue;
         }
         uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
         ngtcp2_ssize ndata = -1;
@@ -197,8 +292,12 @@ static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8
             nghttp3_conn_shutdown_stream_write(hc->hc, sid);
             continue;
         }
-        if (ndata >= 0 && sid >= 0 && nghttp3_conn_add_write_offset(hc->hc, sid, (size_t)ndata))
-            return NGTCP2_ERR_CALLBACK_FAILURE;
+        if (ndata >= 0 && sid >= 0) {
+            if (nghttp3_conn_add_write_offset(hc->hc, sid, (size_t)ndata))
+                return NGTCP2_ERR_CALLBACK_FAILURE;
+            if (fin && (size_t)ndata == nghttp3_vec_len(vec, (size_t)cnt))
+                h3_stream_fin_sent(hc, sid); /* the answer is complete: logged */
+        }
         if (n == NGTCP2_ERR_WRITE_MORE)
             continue;
         return n;
@@ -215,7 +314,7 @@ static bool same_path(const ngtcp2_path *a, const ngtcp2_path *b)
 void h3_conn_flush(struct h3_conn *hc)
 {
     struct h3_worker *hw = hc->hw;
-    if (hc->closing || hc->draining)
+    if (hc->closing || hc->draining || close_if_doomed(hc))
         return;
     size_t max = ngtcp2_conn_get_path_max_tx_udp_payload_size(hc->qc);
     size_t burst = ngtcp2_conn_get_send_quantum(hc->qc) / max;
@@ -267,6 +366,11 @@ void h3_conn_timer(struct h3_conn *hc)
             h3_heap_set(hc->hw, hc, hc->close_at);
         return;
     }
+    bool unfinished;
+    if (h3_now(hc->hw) >= deadline(hc, &unfinished)) {
+        deadline_passed(hc, unfinished);
+        return;
+    }
     int rv = ngtcp2_conn_handle_expiry(hc->qc, h3_now(hc->hw));
     if (rv == NGTCP2_ERR_IDLE_CLOSE) {
         record_free(hc, hc->handshake_done ? H3_CLOSE_IDLE : H3_CLOSE_HANDSHAKE);
@@ -300,6 +404,8 @@ static void start_draining(struct h3_conn *hc)
     h3_heap_set(hc->hw, hc, hc->close_at);
 }
 
+static void tls_done(struct h3_conn *hc);
+
 /* During the closing period: the kept CONNECTION_CLOSE again, for the
  * 1st, 2nd, 4th, 8th ... packet, so a peer that keeps sending gets fewer. */
 static void closing_answer(struct h3_conn *hc)
@@ -320,8 +426,26 @@ static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_
     struct h3_path at = *path;
     ngtcp2_path np = path_of(&at);
     ngtcp2_pkt_info pi = {.ecn = path->ecn};
+    ngtcp2_conn_info before, after;
+    ngtcp2_conn_get_conn_info(hc->qc, &before);
+    bool was_done = hc->handshake_done;
+    hc->useful = false;
     int rv = ngtcp2_conn_read_pkt(hc->qc, &np, &pi, p, n, h3_now(hc->hw));
+    if (rv == 0 && hc->handshake_done && hc->tls)
+        tls_done(hc);
     if (rv == 0) {
+        /* PING floods and their kind (ACK-eliciting frames that do
+         * nothing, NEW_CONNECTION_ID, MAX_DATA a byte at a time, empty or
+         * duplicate STREAM frames): a packet after the handshake that
+         * brought no stream data, no new acknowledgement (what is in
+         * flight did not shrink) and no other callback's work spends a
+         * glitch. So does a client's path MTU probe (PING and PADDING):
+         * ngtcp2 as a client sends two a connection. */
+        if (was_done && !hc->useful) {
+            ngtcp2_conn_get_conn_info(hc->qc, &after);
+            if (after.bytes_in_flight >= before.bytes_in_flight)
+                h3_conn_glitch(hc);
+        }
         h3_dirty(hc);
         return;
     }
@@ -337,7 +461,21 @@ static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_
         h3_conn_close_app(hc, hc->app_err, H3_CLOSE_PROTOCOL);
         return;
     }
+    if (close_if_doomed(hc))
+        return;
     close_liberr(hc, rv);
+}
+
+/* The handshake is over: QUIC has its keys, and the client has no more
+ * TLS to send (RFC 9001 §4.1.3 and §6: no KeyUpdate, no certificate asked
+ * for, and no ticket issued, so no post-handshake message either way): the
+ * GnuTLS session (about 10 KiB a connection) goes. recv_crypto_data below
+ * refuses what a client sends nonetheless. */
+static void tls_done(struct h3_conn *hc)
+{
+    ngtcp2_conn_set_tls_native_handle(hc->qc, NULL);
+    gnutls_deinit(hc->tls);
+    hc->tls = NULL;
 }
 
 /* ---- a new connection ------------------------------------------------------------------ */
@@ -410,7 +548,10 @@ static struct h3_conn *conn_new(struct h3_worker *hw, const ngtcp2_pkt_hd *hd,
                            .glitch_at = hw->w->now_ms};
     hw->active++;
     hw->handshakes++;
-    hw->n_conns++;
+    H3_COUNT(hw, conns);
+    stats_set(&hw->w->stats->h3_open, hw->active);
+    if (hw->active > hw->trim_peak)
+        hw->trim_peak = hw->active;
     ngtcp2_cid scid;
     ngtcp2_settings s;
     ngtcp2_transport_params p;
@@ -485,6 +626,19 @@ void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h
 
 /* ---- ngtcp2's callbacks ---------------------------------------------------------------- */
 
+/* TLS data after the handshake (its session is gone, tls_done): an
+ * unexpected_message alert (RFC 8446 §6.2), as GnuTLS would have answered. */
+static int recv_crypto_data(ngtcp2_conn *qc, ngtcp2_encryption_level level, uint64_t offset,
+                            const uint8_t *data, size_t len, void *ud)
+{
+    struct h3_conn *hc = ud;
+    if (!hc->tls) {
+        ngtcp2_conn_set_tls_alert(qc, 10);
+        return NGTCP2_ERR_CRYPTO;
+    }
+    return ngtcp2_crypto_recv_crypto_data_cb(qc, level, offset, data, len, ud);
+}
+
 static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_t offset,
                             const uint8_t *data, size_t len, void *ud, void *sud)
 {
@@ -493,6 +647,8 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
     bool fin = flags & NGTCP2_STREAM_DATA_FLAG_FIN;
     if (len == 0 && !fin)
         h3_conn_glitch(hc); /* an empty STREAM frame: no work for us, some for the peer */
+    else
+        h3_conn_progress(hc, ngtcp2_is_bidi_stream(id)); /* a request's bytes move deadlines */
     if (!hc->hc && h3_http_start(hc) < 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     return h3_http_recv(hc, id, data, len, fin) < 0 ? NGTCP2_ERR_CALLBACK_FAILURE : 0;
@@ -503,6 +659,7 @@ static int acked_stream_data_offset(ngtcp2_conn *qc, int64_t id, uint64_t offset
 {
     (void)qc, (void)offset, (void)sud;
     struct h3_conn *hc = ud;
+    h3_conn_progress(hc, ngtcp2_is_bidi_stream(id)); /* an answer moves on */
     if (hc->hc && nghttp3_conn_add_ack_offset(hc->hc, id, n) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
@@ -531,6 +688,7 @@ static int stream_reset(ngtcp2_conn *qc, int64_t id, uint64_t final_size, uint64
 {
     (void)qc, (void)final_size, (void)code, (void)sud;
     struct h3_conn *hc = ud;
+    h3_conn_progress(hc, false); /* a reset before the answer spends a glitch (h3_http.c) */
     if (hc->hc && nghttp3_conn_shutdown_stream_read(hc->hc, id) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
@@ -552,8 +710,12 @@ static int extend_max_remote_streams_bidi(ngtcp2_conn *qc, uint64_t max, void *u
 
 static int extend_max_stream_data(ngtcp2_conn *qc, int64_t id, uint64_t max, void *ud, void *sud)
 {
-    (void)qc, (void)max, (void)sud;
+    (void)max, (void)sud;
     struct h3_conn *hc = ud;
+    /* A grant that lets a frame of H3_WINDOW_MIN go did work; one that
+     * dribbles a byte at a time did not (a glitch for its packet). */
+    if (ngtcp2_conn_get_max_stream_data_left(qc, id) >= H3_WINDOW_MIN)
+        h3_conn_progress(hc, false);
     if (hc->hc && nghttp3_conn_unblock_stream(hc->hc, id) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
@@ -581,6 +743,10 @@ static int remove_connection_id(ngtcp2_conn *qc, const ngtcp2_cid *cid, void *ud
     (void)qc;
     struct h3_conn *hc = ud;
     h3_cidmap_del(hc->hw->map, cid->data, cid->datalen);
+    /* RETIRE_CONNECTION_ID floods: each ID the client retires makes a new
+     * one (random bytes, a reset token, the table): a glitch each. */
+    if (hc->handshake_done)
+        h3_conn_glitch(hc);
     return 0;
 }
 
@@ -589,6 +755,7 @@ static int handshake_completed(ngtcp2_conn *qc, void *ud)
     (void)qc;
     struct h3_conn *hc = ud;
     hc->handshake_done = true;
+    hc->active_at = h3_now(hc->hw);
     hc->hw->handshakes--;
     h3_send_new_token(hc); /* a returning client skips the Retry (RFC 9000 §8.1.3) */
     return 0;
@@ -600,7 +767,11 @@ static int path_validation(ngtcp2_conn *qc, uint32_t flags, const ngtcp2_path *p
     (void)qc, (void)flags, (void)path;
     struct h3_conn *hc = ud;
     if (res == NGTCP2_PATH_VALIDATION_RESULT_SUCCESS && old_path)
-        hc->hw->n_migrations++;
+        H3_COUNT(hc->hw, migrations);
+    /* Each new path costs a validation (and sends to an address not yet
+     * known to be the client's): a glitch each, so a peer hopping from
+     * address to address runs out, a client that moves now and then never. */
+    h3_conn_glitch(hc);
     return 0;
 }
 
@@ -608,7 +779,7 @@ void h3_conn_callbacks(ngtcp2_callbacks *cb)
 {
     *cb = (ngtcp2_callbacks){
         .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
-        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .recv_crypto_data = recv_crypto_data,
         .handshake_completed = handshake_completed,
         .encrypt = ngtcp2_crypto_encrypt_cb,
         .decrypt = ngtcp2_crypto_decrypt_cb,

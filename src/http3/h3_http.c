@@ -24,6 +24,7 @@ int h3_http_start(struct h3_conn *hc)
     nghttp3_settings s;
     nghttp3_settings_default(&s);
     s.qpack_max_dtable_capacity = 4096;
+    s.qpack_encoder_max_dtable_capacity = 0;
     s.qpack_blocked_streams = 16;
     s.max_field_section_size = H3_HEADER_LIST_MAX;
     if (nghttp3_conn_server_new(&hc->hc, &hc->hw->hcb, &s, NULL, hc) != 0)

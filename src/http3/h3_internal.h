@@ -27,6 +27,9 @@
 #ifndef PITH_H3_INTERNAL_H
 #define PITH_H3_INTERNAL_H
 
+#include "base/close.h"
+#include "base/stats.h"
+#include "base/worker.h"
 #include "core/core.h"
 #include "http3/h3.h"
 
@@ -46,18 +49,29 @@ struct exchange;
  * random bytes. 16 bytes leave 120 random bits. */
 #define H3_CID_LEN          16
 #define H3_SECRET_LEN       32
-#define H3_MAX_UDP_PAYLOAD  1452        /* ngtcp2's default: fits a 1500-byte MTU over IPv6 */
-#define H3_GSO_MAX          32          /* datagrams per GSO send (64 KiB / 1452 = 45) */
-#define H3_RECV_BATCH       32          /* datagrams per recvmmsg */
-#define H3_RECV_BUF         2048        /* a datagram larger than this is dropped (truncated) */
-#define H3_MAX_STREAMS      100         /* concurrent request streams per connection */
-#define H3_STREAM_SLOTS_MAX 1024        /* per worker: 128 MiB of address space, slot and ring */
-#define H3_SEND_RING        (64 * 1024) /* a stream's body bytes sent and not yet acked */
-#define H3_HEADER_LIST_MAX  16384       /* HTTP/1's head limit (431), also SETTINGS' */
-#define H3_RETRY_TOKEN_S    10          /* a Retry token's lifetime */
+#define H3_MAX_UDP_PAYLOAD  1452 /* ngtcp2's default: fits a 1500-byte MTU over IPv6 */
+#define H3_GSO_MAX          32   /* datagrams per GSO send (64 KiB / 1452 = 45) */
+#define H3_RECV_BATCH       32   /* datagrams per recvmmsg */
+#define H3_RECV_BUF         2048 /* a datagram larger than this is dropped (truncated) */
+#define H3_MAX_STREAMS      100  /* concurrent request streams per connection */
+#define H3_STREAM_SLOTS_MAX 1024 /* per worker: 64 MiB of address space */
+/* Body bytes handed to nghttp3 stay until the peer acknowledges them: in
+ * chunks of the worker's pool (h3_stream.c), at most H3_STREAM_CHUNKS a
+ * stream and H3_CONN_CHUNKS a connection, so what a stream has in flight
+ * is bounded by flow control and these, not by a ring of its own. */
+#define H3_CHUNK            (32 * 1024)
+#define H3_CHUNKS           2048  /* per worker: 64 MiB of address space */
+#define H3_STREAM_CHUNKS    64    /* 2 MiB a stream */
+#define H3_CONN_CHUNKS      128   /* 4 MiB a connection */
+#define H3_WARM_CHUNKS      16    /* free chunks kept with their pages (512 KiB) */
+#define H3_HEADER_LIST_MAX  16384 /* HTTP/1's head limit (431), also SETTINGS' */
+#define H3_RETRY_TOKEN_S    10    /* a Retry token's lifetime */
 #define H3_NEW_TOKEN_S      (24 * 3600)
-#define H3_HANDSHAKES_RETRY 64  /* handshakes in progress per worker before Retry */
-#define H3_RESETS_PER_S     100 /* stateless resets a worker sends per second at most */
+#define H3_HANDSHAKES_RETRY 64   /* handshakes in progress per worker before Retry */
+#define H3_RESETS_PER_S     100  /* stateless resets a worker sends per second at most */
+#define H3_WINDOW_MIN       1024 /* no STREAM frame shorter, for a short window, unless it ends */
+#define H3_WARM_SLOTS       16   /* free stream slots kept with their pages */
+#define H3_TRIM_CONNS       16   /* connections gone since the peak before a heap trim */
 
 /* The master's, copied into each worker by fork: the secrets all workers
  * share (a connection's reset token and a client's token must verify in
@@ -75,17 +89,6 @@ struct h3_path {
     struct sockaddr_storage local, peer;
     socklen_t local_len, peer_len;
     uint8_t ecn;
-};
-
-enum h3_close {
-    H3_CLOSE_IDLE,      /* the idle timeout (RFC 9000 §10.1) */
-    H3_CLOSE_HANDSHAKE, /* the handshake did not finish in time or failed */
-    H3_CLOSE_PEER,      /* the peer closed (CONNECTION_CLOSE, draining) */
-    H3_CLOSE_PROTOCOL,  /* a protocol error (ours to report) */
-    H3_CLOSE_FLOOD,     /* a budget of the hostile-peer limits was spent */
-    H3_CLOSE_DRAIN,     /* SIGTERM: GOAWAY, then the streams finished */
-    H3_CLOSE_INTERNAL,  /* out of memory, or a library error */
-    H3_CLOSE_REASONS,
 };
 
 struct h3_stream;
@@ -117,17 +120,27 @@ struct h3_conn {
     uint8_t *close_pkt; /* the CONNECTION_CLOSE packet, while closing */
     size_t close_len;
     uint32_t close_sent; /* times it was sent again */
-    /* Hostile-peer budgets (issue 34): spent by cheap requests for work,
-     * refilled by completed responses and time. */
-    uint32_t resets;   /* streams reset before their response was done */
-    uint32_t glitches; /* empty STREAM frames, tiny windows, ... */
+    /* Send chunks (h3_stream.c): how many the streams hold; waiting for
+     * one of the worker's (in hw->chunk_waiters), or for one of its own. */
+    uint32_t nchunks;
+    bool chunk_wait, cap_blocked;
+    struct h3_conn *chunk_next_waiter;
+    /* Hostile peers (issue 34): a bucket of glitches spent by what did no
+     * work, refilled with time; a close decided inside a library callback
+     * waits for the callback's end (doomed). */
+    uint32_t glitches; /* the bucket's level */
     int64_t glitch_at; /* ms: the last refill */
+    bool useful;       /* the packet being read did some work */
+    bool doomed;       /* close with doom_code (doom_why) once out of the library */
+    enum h3_close doom_why;
+    uint64_t doom_code;
+    uint64_t active_at; /* ns: the client's last progress on its requests (the deadlines) */
     struct h3_conn *next_free;
 };
 
 /* One request stream, in a slot of the worker's stream region: this
  * record, the request (filled field by field), the exchange, its out
- * region and scratch, then the send ring. */
+ * region and scratch. */
 struct h3_stream {
     struct h3_conn *conn;
     int64_t id;
@@ -139,10 +152,15 @@ struct h3_stream {
     int refuse;                          /* HTTP/1's verdict (400, 414, 431), or 0 */
     int fields_verdict;                  /* http_fields' first refusal, or 0 */
     bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
-    /* The send ring: bytes copied from the queue and handed to nghttp3,
-     * which references them until the peer acknowledges them. */
-    uint64_t ring_acked, ring_filled, ring_given;
-    bool eof; /* the last body byte is in the ring */
+    uint64_t opened_at; /* ns: a request unfinished past --timeout-header ends the connection */
+    /* The send chunks, oldest first (a ring of indices into the worker's
+     * pool): bytes copied from the queue and handed to nghttp3, which
+     * references them until the peer acknowledges them. */
+    uint16_t chunk[H3_STREAM_CHUNKS], chunk_len[H3_STREAM_CHUNKS];
+    uint8_t chunk_head, nchunks;
+    uint32_t head_acked; /* bytes of the oldest chunk acknowledged */
+    uint64_t body_given; /* bytes handed to nghttp3 */
+    bool eof;            /* the last body byte went to nghttp3 */
 };
 
 /* A worker's HTTP/3 state. */
@@ -158,10 +176,24 @@ struct h3_worker {
     uint32_t heap_n;
     /* Connection IDs -> connection (h3_cid.c). */
     struct h3_cidmap *map;
-    /* Stream slots. */
+    /* Send chunks: H3_CHUNKS of H3_CHUNK bytes; free ones warm (pages
+     * kept, taken first) up to H3_WARM_CHUNKS, cold past it; a link per
+     * chunk, beside them, so a cold chunk is never touched to list it;
+     * connections waiting for one, in order. */
+    char *chunk_mem;
+    uint16_t *chunk_link;
+    uint32_t chunk_warm, chunk_cold, nwarm_chunks, next_chunk, chunks_used;
+    struct h3_conn *chunk_waiters, *chunk_waiters_tail;
+    /* Stream slots: free ones warm (their pages still there, reused
+     * first) up to H3_WARM_SLOTS, cold (given back to the kernel) past it. */
     char *stream_mem;
-    uint32_t nslots, slots_used, next_slot;
-    char *free_slot;
+    uint32_t nslots, slots_used, next_slot, nwarm;
+    uint32_t slots_peak, chunks_peak; /* the most in use since the last trim */
+    char *free_slot, *cold_slot;
+    /* malloc's heap is trimmed once H3_TRIM_CONNS connections went since
+     * the peak, at most once a second (h3_worker.c). */
+    uint32_t trim_peak;
+    uint64_t trim_at;
     /* TLS (h3_tls.c). */
     struct h3_tls *tls;
     /* Callbacks and settings, made once. */
@@ -177,14 +209,20 @@ struct h3_worker {
     uint32_t reset_n;  /* ... and how many in it */
     bool draining;
     /* Counts for the report. */
-    uint64_t n_conns, n_streams, n_retries, n_resets, n_vn, n_migrations, n_tokens;
+    uint64_t n_conns, n_streams, n_retries, n_resets, n_vn, n_migrations, n_tokens, n_glitches;
     uint64_t closes[H3_CLOSE_REASONS];
 };
 
+/* Counts an event in the worker's exit line (hw->n_NAME) and in /metrics
+ * (stats.h's h3_NAME). */
+#define H3_COUNT(hw, name) ((hw)->n_##name++, stats_add(&(hw)->w->stats->h3_##name, 1))
+
 /* ---- h3_worker.c ------------------------------------------------------------------ */
+/* The clock QUIC's timestamps come from (ns, monotonic): the system's;
+ * fuzz/fuzz_h3.c runs its own, so that deadlines pass within one input. */
+extern uint64_t (*h3_clock)(void);
 /* The clock in ns (ngtcp2's timestamps), read after each wait. */
 uint64_t h3_now(struct h3_worker *hw);
-const char *h3_close_name(enum h3_close r);
 /* hc has packets to send: flushed once the batch of datagrams is read. */
 void h3_dirty(struct h3_conn *hc);
 /* The timer heap (h3_worker.c): hc's expiry changed, or it leaves. */
@@ -249,6 +287,8 @@ void h3_cidmap_free(struct h3_cidmap *m);
 int h3_cidmap_add(struct h3_cidmap *m, const uint8_t *cid, size_t len, struct h3_conn *hc);
 void h3_cidmap_del(struct h3_cidmap *m, const uint8_t *cid, size_t len);
 struct h3_conn *h3_cidmap_get(const struct h3_cidmap *m, const uint8_t *cid, size_t len);
+/* IDs mapped now (every connection gone: 0). */
+uint32_t h3_cidmap_count(const struct h3_cidmap *m);
 
 /* ---- h3_conn.c ---------------------------------------------------------------------- */
 void h3_conn_callbacks(ngtcp2_callbacks *cb);
@@ -262,8 +302,13 @@ void h3_conn_close_app(struct h3_conn *hc, uint64_t code, enum h3_close why);
 void h3_conn_timer(struct h3_conn *hc);
 void h3_conn_expire_all(struct h3_worker *hw);
 void h3_conn_free_all(struct h3_worker *hw);
-/* A budget spent (hostile peers): closes hc past it. */
+/* A glitch (hostile peers): something that did no work spends the bucket;
+ * past it the connection closes with H3_EXCESSIVE_LOAD. */
 void h3_conn_glitch(struct h3_conn *hc);
+/* The client made progress: its packet did work; active: on its requests
+ * (a request's bytes, an answer's bytes acknowledged), which moves the
+ * deadlines. */
+void h3_conn_progress(struct h3_conn *hc, bool active);
 
 /* ---- h3_http.c ---------------------------------------------------------------------- */
 void h3_http_callbacks(nghttp3_callbacks *cb);
@@ -282,10 +327,19 @@ void h3_stream_free_all(struct h3_conn *hc);
 /* One decoded field; the end of the field section (the request is answered). */
 void h3_stream_field(struct h3_stream *st, struct span name, struct span value);
 void h3_stream_request(struct h3_stream *st);
-/* nghttp3's read_data: the body from the queue into the ring. */
+/* nghttp3's read_data: the body from the queue into a chunk. */
 nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
                                   uint32_t *pflags, void *ud, void *sud);
-/* n more body bytes were acknowledged: ring room, maybe a resumed read. */
+/* The stream's last byte (its FIN) went into a packet: the answer is
+ * logged and its exchange released (the file, the cache entry); what is
+ * still unacknowledged stays in nghttp3's buffers and the chunks. */
+void h3_stream_fin_sent(struct h3_conn *hc, int64_t id);
+/* Free slots and chunks past those kept warm: their pages go back. */
+bool h3_streams_surplus(const struct h3_worker *hw);
+void h3_streams_trim(struct h3_worker *hw);
+/* hc goes: out of the worker's queue of connections waiting for a chunk. */
+void h3_chunks_conn_gone(struct h3_conn *hc);
+/* n more body bytes were acknowledged: chunks back, maybe a resumed read. */
 void h3_stream_acked(struct h3_stream *st, uint64_t n);
 
 #endif

@@ -15,14 +15,19 @@
  * another entity than :authority makes the request malformed (§4.3.1):
  * H3_MESSAGE_ERROR, and the connection goes on.
  *
- * The body: nghttp3 references the bytes it is given until the peer
- * acknowledges them (it may send them again), so they cannot point into
- * the queue's memory, which a body source reuses, nor be read from a file
- * twice: each stream copies what it sends into its own ring of
- * H3_SEND_RING bytes (memcpy from memory, pread from a file range, as
- * h2_stream.c's send_data does), and room comes back as acknowledgements
- * arrive (acked_stream_data). So a stream holds at most the ring, and a
- * connection at most H3_MAX_STREAMS rings.
+ * The body: nghttp3 (and ngtcp2 below it) references the bytes it is given
+ * until the peer acknowledges them (they may go again), so they cannot
+ * point into the queue's memory, which a body source reuses, nor be read
+ * from a file twice: a stream copies what it sends into chunks of the
+ * worker's pool (H3_CHUNK bytes each: memcpy from memory, pread from a file
+ * range, as h2_stream.c's send_data does), one a read_data, and each goes
+ * back as acknowledgements cover it (acked_stream_data). A stream holds at
+ * most H3_STREAM_CHUNKS, a connection H3_CONN_CHUNKS, the worker
+ * H3_CHUNKS; a stream past a bound waits (WOULDBLOCK) until a chunk comes
+ * back to it, to its connection, or to the pool (connections wait for the
+ * pool in turn). So what a stream has in flight is bounded by the client's
+ * flow control and these, not by a ring per stream (which held a download
+ * to 64 KiB a round trip).
  *
  * Never: buffer a request body (nghttp3's DATA is dropped, h3_http.c), keep
  * a reset stream's file or cache entry past nghttp3's close of it.
@@ -44,7 +49,8 @@
 #include <string.h>
 
 #define STREAM_REC_SIZE 512
-#define SLOT_SIZE       (POOL_SLOT_SIZE + H3_SEND_RING)
+#define SLOT_SIZE       POOL_SLOT_SIZE
+#define NO_CHUNK        0xffffu
 
 struct stream_request {
     struct http_request req;
@@ -61,40 +67,238 @@ static struct stream_request *request_of(struct h3_stream *st)
     return (struct stream_request *)(void *)((char *)st + STREAM_REC_SIZE);
 }
 
-static uint8_t *ring_of(struct h3_stream *st)
-{
-    return (uint8_t *)st + POOL_SLOT_SIZE;
-}
-
 /* ---- the worker's stream slots --------------------------------------------------------- */
+
+_Static_assert(H3_CHUNKS < NO_CHUNK && H3_CHUNK <= 0xffff + 1, "chunk indices and lengths fit");
+_Static_assert(H3_STREAM_CHUNKS <= 255, "a stream's chunk count fits");
 
 int h3_streams_init(struct h3_worker *hw)
 {
     size_t n = (size_t)hw->nconns * H3_MAX_STREAMS;
     hw->nslots = (uint32_t)(n > H3_STREAM_SLOTS_MAX ? H3_STREAM_SLOTS_MAX : n);
     hw->stream_mem = sys_map((size_t)hw->nslots * SLOT_SIZE);
-    return hw->stream_mem ? 0 : -1;
+    hw->chunk_mem = sys_map((size_t)H3_CHUNKS * H3_CHUNK);
+    hw->chunk_link = sys_map(H3_CHUNKS * sizeof *hw->chunk_link);
+    hw->chunk_warm = hw->chunk_cold = NO_CHUNK;
+    return hw->stream_mem && hw->chunk_mem && hw->chunk_link ? 0 : -1;
 }
 
 void h3_streams_exit(struct h3_worker *hw)
 {
     sys_unmap(hw->stream_mem, (size_t)hw->nslots * SLOT_SIZE);
+    sys_unmap(hw->chunk_mem, (size_t)H3_CHUNKS * H3_CHUNK);
+    sys_unmap(hw->chunk_link, H3_CHUNKS * sizeof *hw->chunk_link);
 }
+
+/* ---- the worker's send chunks ------------------------------------------------------------- */
+
+static char *chunk_at(const struct h3_worker *hw, uint32_t i)
+{
+    return hw->chunk_mem + (size_t)i * H3_CHUNK;
+}
+
+static uint32_t chunk_get(struct h3_worker *hw)
+{
+    uint32_t i = hw->chunk_warm;
+    if (i != NO_CHUNK) {
+        hw->chunk_warm = hw->chunk_link[i];
+        hw->nwarm_chunks--;
+    } else if ((i = hw->chunk_cold) != NO_CHUNK) {
+        hw->chunk_cold = hw->chunk_link[i];
+    } else if (hw->next_chunk < H3_CHUNKS) {
+        i = hw->next_chunk++;
+    } else {
+        return NO_CHUNK;
+    }
+    if (++hw->chunks_used > hw->chunks_peak)
+        hw->chunks_peak = hw->chunks_used;
+    return i;
+}
+
+/* A freed chunk stays warm; h3_streams_trim gives the pages of those past
+ * H3_WARM_CHUNKS back, at most once a second. */
+static void chunk_put(struct h3_worker *hw, uint32_t i)
+{
+    hw->chunks_used--;
+    hw->chunk_link[i] = (uint16_t)hw->chunk_warm;
+    hw->chunk_warm = i;
+    hw->nwarm_chunks++;
+}
+
+/* The streams of hc that waited for a chunk try again. */
+static void resume_blocked(struct h3_conn *hc)
+{
+    for (struct h3_stream *st = hc->streams; st; st = st->next)
+        if (st->blocked && hc->hc) {
+            st->blocked = false;
+            nghttp3_conn_resume_stream(hc->hc, st->id);
+        }
+    h3_dirty(hc);
+}
+
+/* k chunks of hc's went back: its streams past its bound, then the
+ * connections that found the worker's pool empty, in turn, try again. */
+static void chunks_back(struct h3_conn *hc, uint32_t k)
+{
+    struct h3_worker *hw = hc->hw;
+    hc->nchunks -= k;
+    if (hc->cap_blocked) {
+        hc->cap_blocked = false;
+        resume_blocked(hc);
+    }
+    while (k-- && hw->chunk_waiters) {
+        struct h3_conn *w = hw->chunk_waiters;
+        hw->chunk_waiters = w->chunk_next_waiter;
+        if (!hw->chunk_waiters)
+            hw->chunk_waiters_tail = NULL;
+        w->chunk_wait = false;
+        resume_blocked(w);
+    }
+}
+
+/* hc goes: out of the worker's waiters. */
+void h3_chunks_conn_gone(struct h3_conn *hc)
+{
+    struct h3_worker *hw = hc->hw;
+    if (!hc->chunk_wait)
+        return;
+    struct h3_conn **pp = &hw->chunk_waiters, *prev = NULL;
+    while (*pp && *pp != hc) {
+        prev = *pp;
+        pp = &(*pp)->chunk_next_waiter;
+    }
+    if (*pp)
+        *pp = hc->chunk_next_waiter;
+    if (hw->chunk_waiters_tail == hc)
+        hw->chunk_waiters_tail = prev;
+    hc->chunk_wait = false;
+}
+
+/* A chunk for st's next bytes, within its bound, its connection's and the
+ * worker's; NO_CHUNK when there is none (st waits: for its own
+ * acknowledgements, its connection's, or a chunk back in the pool). */
+static uint32_t stream_chunk(struct h3_stream *st)
+{
+    struct h3_conn *hc = st->conn;
+    struct h3_worker *hw = hc->hw;
+    if (st->nchunks == H3_STREAM_CHUNKS)
+        return NO_CHUNK;
+    if (hc->nchunks >= H3_CONN_CHUNKS) {
+        hc->cap_blocked = true;
+        return NO_CHUNK;
+    }
+    uint32_t i = chunk_get(hw);
+    if (i == NO_CHUNK) {
+        if (!hc->chunk_wait) {
+            hc->chunk_wait = true;
+            hc->chunk_next_waiter = NULL;
+            if (hw->chunk_waiters_tail)
+                hw->chunk_waiters_tail->chunk_next_waiter = hc;
+            else
+                hw->chunk_waiters = hc;
+            hw->chunk_waiters_tail = hc;
+        }
+        return NO_CHUNK;
+    }
+    unsigned at = (st->chunk_head + st->nchunks) % H3_STREAM_CHUNKS;
+    st->chunk[at] = (uint16_t)i;
+    st->chunk_len[at] = 0;
+    st->nchunks++;
+    hc->nchunks++;
+    return i;
+}
+
+/* st's oldest chunks, once acknowledged (all of them: the stream goes). */
+static void chunks_release(struct h3_stream *st, bool all)
+{
+    uint32_t k = 0;
+    while (st->nchunks) {
+        uint32_t len = st->chunk_len[st->chunk_head];
+        if (!all && st->head_acked < len)
+            break;
+        st->head_acked = all ? 0 : st->head_acked - len;
+        chunk_put(st->conn->hw, st->chunk[st->chunk_head]);
+        st->chunk_head = (uint8_t)((st->chunk_head + 1) % H3_STREAM_CHUNKS);
+        st->nchunks--;
+        k++;
+    }
+    if (k)
+        chunks_back(st->conn, k);
+}
+
+/* ---- a stream's slot ---------------------------------------------------------------------- */
 
 static char *slot_get(struct h3_worker *hw)
 {
     char *s = hw->free_slot;
-    if (s)
+    if (s) {
         hw->free_slot = *(char **)(void *)s;
-    else if (hw->next_slot < hw->nslots)
+        hw->nwarm--;
+    } else if ((s = hw->cold_slot) != NULL) {
+        hw->cold_slot = *(char **)(void *)s;
+    } else if (hw->next_slot < hw->nslots) {
         s = hw->stream_mem + (size_t)hw->next_slot++ * SLOT_SIZE;
+    }
+    if (s && ++hw->slots_used > hw->slots_peak)
+        hw->slots_peak = hw->slots_used;
     return s;
 }
 
+/* A freed slot keeps its pages (the next stream finds them resident, and
+ * freeing costs no system call); h3_streams_trim gives those past
+ * H3_WARM_SLOTS back, at most once a second. */
 static void slot_put(struct h3_worker *hw, char *s)
 {
+    hw->slots_used--;
     *(char **)(void *)s = hw->free_slot;
     hw->free_slot = s;
+    hw->nwarm++;
+}
+
+/* What stays warm: H3_WARM_SLOTS (chunks), or as many as the streams
+ * used at their peak since the last trim, less those in use now, so steady
+ * work never gives back a page it takes again a moment later; a burst's go
+ * back one trim after it ended. */
+static uint32_t warm_keep(uint32_t floor, uint32_t peak, uint32_t used)
+{
+    return peak - used > floor ? peak - used : floor;
+}
+
+bool h3_streams_surplus(const struct h3_worker *hw)
+{
+    return hw->nwarm > H3_WARM_SLOTS || hw->nwarm_chunks > H3_WARM_CHUNKS;
+}
+
+/* Free slots and chunks past what stays warm give their pages back to the
+ * kernel (MADV_DONTNEED), so a burst of streams (a hundred per connection,
+ * a Rapid Reset, downloads) leaves no resident memory behind; once a
+ * second at most (h3_worker.c), not at every free: under load a slot freed
+ * is taken again at once, and a page given back is a fault and a zeroing
+ * when it is (that cost a third of the worker's CPU at 1000 small
+ * requests in flight, and giving back all past 16 each second still made
+ * 900 system calls and their faults a second). */
+void h3_streams_trim(struct h3_worker *hw)
+{
+    uint32_t keep = warm_keep(H3_WARM_SLOTS, hw->slots_peak, hw->slots_used);
+    uint32_t keep_chunks = warm_keep(H3_WARM_CHUNKS, hw->chunks_peak, hw->chunks_used);
+    hw->slots_peak = hw->slots_used;
+    hw->chunks_peak = hw->chunks_used;
+    while (hw->nwarm > keep) {
+        char *s = hw->free_slot;
+        hw->free_slot = *(char **)(void *)s;
+        hw->nwarm--;
+        sys_release(s, SLOT_SIZE);
+        *(char **)(void *)s = hw->cold_slot;
+        hw->cold_slot = s;
+    }
+    while (hw->nwarm_chunks > keep_chunks) {
+        uint32_t i = hw->chunk_warm;
+        hw->chunk_warm = hw->chunk_link[i];
+        hw->nwarm_chunks--;
+        sys_release(chunk_at(hw, i), H3_CHUNK);
+        hw->chunk_link[i] = (uint16_t)hw->chunk_cold;
+        hw->chunk_cold = i;
+    }
 }
 
 struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
@@ -109,6 +313,7 @@ struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
         .id = id,
         .next = hc->streams,
         .x = (struct exchange *)(void *)(slot + POOL_IN_SIZE),
+        .opened_at = h3_now(hw),
     };
     st->x->active = false;
     struct stream_request *rq = request_of(st);
@@ -119,7 +324,7 @@ struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
         hc->streams->prev = st;
     hc->streams = st;
     hc->nstreams++;
-    hw->n_streams++;
+    H3_COUNT(hw, streams);
     return st;
 }
 
@@ -140,6 +345,8 @@ void h3_stream_free(struct h3_stream *st)
     if (st->next)
         st->next->prev = st->prev;
     hc->nstreams--;
+    hc->active_at = h3_now(hc->hw); /* a stream's end: the wait for the next starts */
+    chunks_release(st, true);
     slot_put(hc->hw, (char *)st);
 }
 
@@ -345,7 +552,7 @@ static void h3_head(struct worker *w, struct exchange *x, const struct response 
 static bool refill(struct worker *w, struct exchange *x)
 {
     for (int fills = 0; outq_empty(&x->q) && x->src && !x->src_finished && fills < 8; fills++) {
-        /* Every queued byte is in the ring already. */
+        /* Every queued byte is in a chunk already. */
         if (x->src_started)
             exchange_out_clear(x);
         int r = x->src->fill(w, x);
@@ -357,69 +564,76 @@ static bool refill(struct worker *w, struct exchange *x)
     return true;
 }
 
-/* Copies what the queue has into the ring's free room, up to its end. */
-static bool ring_fill(struct worker *w, struct h3_stream *st)
-{
-    struct exchange *x = st->x;
-    while (!st->eof) {
-        uint64_t used = st->ring_filled - st->ring_acked;
-        if (used == H3_SEND_RING)
-            return true;
-        if (!refill(w, x))
-            return false;
-        if (outq_empty(&x->q)) {
-            st->eof = !x->src || x->src_finished;
-            return true; /* a paused source: back when the stream is resumed */
-        }
-        size_t at = (size_t)(st->ring_filled % H3_SEND_RING);
-        size_t room = H3_SEND_RING - at < H3_SEND_RING - used ? H3_SEND_RING - at
-                                                              : (size_t)(H3_SEND_RING - used);
-        struct seg *seg = outq_front(&x->q);
-        size_t n = seg->len < room ? (size_t)seg->len : room;
-        if (seg->kind == SEG_MEM)
-            mem_copy(ring_of(st) + at, seg->p, n);
-        else if (sys_pread(seg->fd, ring_of(st) + at, n, seg->off) != (ssize_t)n)
-            return false; /* the file shrank: reset */
-        outq_consume(&x->q, n, &x->head_sent, &x->body_sent);
-        st->ring_filled += n;
-    }
-    return true;
-}
-
 nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
                                   uint32_t *pflags, void *ud, void *sud)
 {
     (void)conn, (void)id, (void)ud;
     struct h3_stream *st = sud;
-    if (!st || veccnt < 2)
+    if (!st || veccnt < 1)
         return NGHTTP3_ERR_CALLBACK_FAILURE;
-    if (!ring_fill(st->conn->hw->w, st))
+    struct worker *w = st->conn->hw->w;
+    struct exchange *x = st->x;
+    if (!refill(w, x))
         return NGHTTP3_ERR_CALLBACK_FAILURE; /* the stream is reset */
-    uint64_t from = st->ring_given, to = st->ring_filled;
-    if (from == to) {
-        if (st->eof) {
+    if (outq_empty(&x->q)) {
+        if (!x->src || x->src_finished) {
+            st->eof = true;
             *pflags |= NGHTTP3_DATA_FLAG_EOF;
             return 0;
         }
-        st->blocked = true; /* resumed when acknowledgements give room */
+        st->blocked = true; /* a paused source: back when the stream is resumed */
         return NGHTTP3_ERR_WOULDBLOCK;
     }
-    size_t at = (size_t)(from % H3_SEND_RING), n = (size_t)(to - from), cnt = 1;
-    if (at + n > H3_SEND_RING) {
-        vec[1] = (nghttp3_vec){ring_of(st), at + n - H3_SEND_RING};
-        n = H3_SEND_RING - at;
-        cnt = 2;
+    uint32_t i = stream_chunk(st);
+    if (i == NO_CHUNK) {
+        st->blocked = true; /* resumed when a chunk comes back */
+        return NGHTTP3_ERR_WOULDBLOCK;
     }
-    vec[0] = (nghttp3_vec){ring_of(st) + at, n};
-    st->ring_given = to;
+    /* One chunk a call, filled from the queue (memory by memcpy, file
+     * ranges by pread, as h2_stream.c's send_data does); nghttp3 asks again
+     * once less than 4 KiB of what it has is unsent. */
+    char *p = chunk_at(st->conn->hw, i);
+    size_t len = 0;
+    while (len < H3_CHUNK) {
+        if (!refill(w, x))
+            return NGHTTP3_ERR_CALLBACK_FAILURE;
+        if (outq_empty(&x->q)) {
+            st->eof = !x->src || x->src_finished;
+            break;
+        }
+        struct seg *seg = outq_front(&x->q);
+        size_t n = seg->len < H3_CHUNK - len ? (size_t)seg->len : H3_CHUNK - len;
+        if (seg->kind == SEG_MEM)
+            mem_copy(p + len, seg->p, n);
+        else if (sys_pread(seg->fd, p + len, n, seg->off) != (ssize_t)n)
+            return NGHTTP3_ERR_CALLBACK_FAILURE; /* the file shrank: reset */
+        outq_consume(&x->q, n, &x->head_sent, &x->body_sent);
+        len += n;
+    }
+    st->chunk_len[(st->chunk_head + st->nchunks - 1) % H3_STREAM_CHUNKS] = (uint16_t)len;
+    st->body_given += len;
+    vec[0] = (nghttp3_vec){(uint8_t *)p, len};
     if (st->eof)
         *pflags |= NGHTTP3_DATA_FLAG_EOF;
-    return (nghttp3_ssize)cnt;
+    return 1;
+}
+
+void h3_stream_fin_sent(struct h3_conn *hc, int64_t id)
+{
+    struct h3_stream *st = hc->streams;
+    while (st && st->id != id)
+        st = st->next;
+    if (!st || !st->x->active)
+        return;
+    struct worker *w = hc->hw->w;
+    exchange_log(w, st->x, &hc->path.peer, -1);
+    exchange_release(w, st->x);
 }
 
 void h3_stream_acked(struct h3_stream *st, uint64_t n)
 {
-    st->ring_acked += n;
+    st->head_acked += (uint32_t)n;
+    chunks_release(st, false);
     if (st->blocked && st->conn->hc) {
         st->blocked = false;
         nghttp3_conn_resume_stream(st->conn->hc, st->id);

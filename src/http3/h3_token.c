@@ -71,7 +71,7 @@ void h3_send_retry(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h
     ngtcp2_ssize n = ngtcp2_crypto_write_retry(pkt, sizeof pkt, hd->version, &hd->scid, &scid,
                                                &hd->dcid, token, (size_t)tl);
     if (n > 0 && h3_udp_send(hw, path, pkt, (size_t)n, (size_t)n) == 0)
-        hw->n_retries++;
+        H3_COUNT(hw, retries);
 }
 
 int h3_verify_token(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path,
@@ -109,7 +109,7 @@ void h3_send_new_token(struct h3_conn *hc)
         ngtcp2_crypto_generate_regular_token(token, hw->srv->token_secret, H3_SECRET_LEN,
                                              peer_sa(&hc->path), hc->path.peer_len, h3_now(hw));
     if (n > 0 && ngtcp2_conn_submit_new_token(hc->qc, token, (size_t)n) == 0)
-        hw->n_tokens++;
+        H3_COUNT(hw, tokens);
 }
 
 void h3_send_reset(struct h3_worker *hw, const uint8_t *dcid, size_t dcidlen, size_t pktlen,
@@ -137,7 +137,7 @@ void h3_send_reset(struct h3_worker *hw, const uint8_t *dcid, size_t dcidlen, si
         return;
     ngtcp2_ssize n = ngtcp2_pkt_write_stateless_reset(pkt, sizeof pkt, token, rnd, randlen);
     if (n > 0 && h3_udp_send(hw, path, pkt, (size_t)n, (size_t)n) == 0)
-        hw->n_resets++;
+        H3_COUNT(hw, resets);
 }
 
 void h3_send_vn(struct h3_worker *hw, const ngtcp2_version_cid *vc, const struct h3_path *path)
@@ -149,5 +149,5 @@ void h3_send_vn(struct h3_worker *hw, const ngtcp2_version_cid *vc, const struct
         pkt, sizeof pkt, unused, vc->scid, vc->scidlen, vc->dcid, vc->dcidlen, versions,
         sizeof versions / sizeof versions[0]);
     if (n > 0 && h3_udp_send(hw, path, pkt, (size_t)n, (size_t)n) == 0)
-        hw->n_vn++;
+        H3_COUNT(hw, vn);
 }

@@ -20,23 +20,21 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const close_names[H3_CLOSE_REASONS] = {
-    "idle", "handshake", "peer", "protocol", "flood", "drain", "internal",
-};
-
-const char *h3_close_name(enum h3_close r)
-{
-    return close_names[r];
-}
-
 uint64_t h3_now(struct h3_worker *hw)
 {
     return hw->now_ns;
 }
 
+static uint64_t clock_system(void)
+{
+    return (uint64_t)sys_now_us() * 1000;
+}
+
+uint64_t (*h3_clock)(void) = clock_system;
+
 static void clock_read(struct h3_worker *hw)
 {
-    hw->now_ns = (uint64_t)sys_now_us() * 1000;
+    hw->now_ns = h3_clock();
 }
 
 /* ---- the master ----------------------------------------------------------------------- */
@@ -163,14 +161,40 @@ void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
     heap_up(hw, hc->heap_at);
 }
 
+/* A trim is due (connections gone since the peak, free slots or chunks
+ * past those kept warm), perhaps later. */
+static bool trim_due(const struct h3_worker *hw)
+{
+    return hw->trim_peak >= hw->active + H3_TRIM_CONNS || h3_streams_surplus(hw);
+}
+
 int h3_timeout(const struct worker *w, int t)
 {
     const struct h3_worker *hw = w->h3;
-    if (!hw || hw->heap_n == 0)
+    if (!hw || (hw->heap_n == 0 && !trim_due(hw)))
         return t;
-    uint64_t at = hw->heap[0]->expiry, now = (uint64_t)sys_now_us() * 1000;
+    uint64_t at = hw->heap_n ? hw->heap[0]->expiry : UINT64_MAX;
+    if (trim_due(hw) && hw->trim_at < at)
+        at = hw->trim_at;
+    uint64_t now = h3_clock();
     int ms = at <= now ? 0 : (int)((at - now + 999999) / 1000000);
     return t < 0 || ms < t ? ms : t;
+}
+
+/* What ngtcp2, nghttp3 and GnuTLS held for connections now gone stays in
+ * malloc's free lists, resident, until the heap is trimmed: once
+ * H3_TRIM_CONNS connections went since the peak (a burst of handshakes, a
+ * flood, the evening); free stream slots and chunks past those kept warm
+ * give their pages back too. At most once a second. */
+static void maybe_trim(struct h3_worker *hw)
+{
+    if (!trim_due(hw) || hw->now_ns < hw->trim_at)
+        return;
+    if (hw->trim_peak >= hw->active + H3_TRIM_CONNS)
+        sys_heap_trim();
+    h3_streams_trim(hw);
+    hw->trim_peak = hw->active;
+    hw->trim_at = hw->now_ns + NGTCP2_SECONDS;
 }
 
 void h3_expire(struct worker *w)
@@ -186,6 +210,7 @@ void h3_expire(struct worker *w)
         h3_heap_del(hw, hc);
         h3_conn_timer(hc);
     }
+    maybe_trim(hw);
 }
 
 /* ---- a worker ----------------------------------------------------------------------------- */
@@ -234,7 +259,7 @@ size_t h3_worker_reservation(const struct settings *set)
     if (slots > H3_STREAM_SLOTS_MAX)
         slots = H3_STREAM_SLOTS_MAX;
     return (size_t)set->max_conns * (sizeof(struct h3_conn) + 2 * sizeof(void *) + 64) +
-           slots * (POOL_SLOT_SIZE + H3_SEND_RING);
+           slots * POOL_SLOT_SIZE + (size_t)H3_CHUNKS * (H3_CHUNK + sizeof(uint16_t));
 }
 
 int h3_worker_init(struct worker *w)
@@ -341,7 +366,7 @@ void h3_worker_report(const struct worker *w)
     buf_put_cstr(&b, " closed:");
     for (unsigned i = 0; i < H3_CLOSE_REASONS; i++) {
         buf_put_char(&b, ' ');
-        buf_put_cstr(&b, close_names[i]);
+        buf_put_cstr(&b, h3_close_name((enum h3_close)i));
         buf_put_char(&b, '=');
         buf_put_u64(&b, hw->closes[i]);
     }

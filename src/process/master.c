@@ -247,6 +247,7 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     s->pid = 0;
     /* Its connections are gone; it can no longer say so itself. */
     stats_set(&m->srv->stats->w[i].open_conns, 0);
+    stats_set(&m->srv->stats->w[i].h3_open, 0);
     stats_set(&m->srv->stats->w[i].up, 0);
     if (m->srv->clients)
         clients_reset(m->srv->clients, i); /* nor count for their clients */

@@ -155,6 +155,39 @@ static void put_h2(const struct server *srv, struct buf *b)
                 SUM(srv, h2_goaways[r]));
 }
 
+/* HTTP/3 (issue 34): only where it is served (--http3 on, with TLS). */
+static void put_h3(const struct server *srv, struct buf *b)
+{
+    if (!srv->set.http3)
+        return;
+    metric_head(b, "pith_h3_connections_total", "counter", "QUIC connections accepted.");
+    metric(b, "pith_h3_connections_total", NULL, SUM(srv, h3_conns));
+    metric_head(b, "pith_h3_open_connections", "gauge", "QUIC connections open now.");
+    metric(b, "pith_h3_open_connections", NULL, SUM(srv, h3_open));
+    metric_head(b, "pith_h3_streams_total", "counter", "HTTP/3 request streams opened by clients.");
+    metric(b, "pith_h3_streams_total", NULL, SUM(srv, h3_streams));
+    metric_head(b, "pith_h3_packets_sent_total", "counter",
+                "Stateless QUIC packets sent, by kind (Retry, stateless reset, Version "
+                "Negotiation).");
+    metric1(b, "pith_h3_packets_sent_total", "kind", "retry", SUM(srv, h3_retries));
+    metric1(b, "pith_h3_packets_sent_total", "kind", "stateless_reset", SUM(srv, h3_resets));
+    metric1(b, "pith_h3_packets_sent_total", "kind", "version_negotiation", SUM(srv, h3_vn));
+    metric_head(b, "pith_h3_tokens_total", "counter", "NEW_TOKEN tokens sent to clients.");
+    metric(b, "pith_h3_tokens_total", NULL, SUM(srv, h3_tokens));
+    metric_head(b, "pith_h3_migrations_total", "counter",
+                "Client addresses that changed and were validated (RFC 9000 §9).");
+    metric(b, "pith_h3_migrations_total", NULL, SUM(srv, h3_migrations));
+    metric_head(b, "pith_h3_glitches_total", "counter",
+                "HTTP/3 events that did no work (resets before an answer, empty STREAM frames, "
+                "malformed requests).");
+    metric(b, "pith_h3_glitches_total", NULL, SUM(srv, h3_glitches));
+    metric_head(b, "pith_h3_connections_closed_total", "counter",
+                "QUIC connections ended, by reason.");
+    for (unsigned r = 0; r < H3_CLOSE_REASONS; r++)
+        metric1(b, "pith_h3_connections_closed_total", "reason", h3_close_name((enum h3_close)r),
+                SUM(srv, h3_closes[r]));
+}
+
 static void put_sites(const struct server *srv, struct buf *b)
 {
     metric_head(b, "pith_site_requests_total", "counter",
@@ -203,6 +236,7 @@ void status_metrics(const struct server *srv, struct buf *b)
                 SUM(srv, client[e]));
     put_tls(srv, b);
     put_h2(srv, b);
+    put_h3(srv, b);
     put_sites(srv, b);
     metric_head(b, "pith_client_limit_total", "counter",
                 "Connections answered 503 for a client over --max-conns-per-client.");

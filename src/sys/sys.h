@@ -181,6 +181,10 @@ void sys_unmap(void *p, size_t n);
  * kernel (MADV_DONTNEED): they count in no resident size until touched
  * again, and then read as zeros. */
 void sys_release(void *p, size_t n);
+/* Gives the free pages of malloc's heap back to the kernel (malloc_trim:
+ * what the libraries held for a burst of connections now gone). Nothing in
+ * pith-tiny, which has no heap. */
+void sys_heap_trim(void);
 
 /* ---- production: Unix sockets, upgrades (issue 13, systemd) ----------------- */
 /* A non-blocking listening Unix socket at path, mode `mode`, owned by

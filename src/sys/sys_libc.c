@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pwd.h>
@@ -695,6 +696,11 @@ void sys_unmap(void *p, size_t n)
 {
     if (p)
         munmap(p, n);
+}
+
+void sys_heap_trim(void)
+{
+    malloc_trim(0);
 }
 
 void sys_release(void *p, size_t n)

@@ -189,6 +189,10 @@ void sys_unmap(void *p, size_t n)
         SC2(munmap, p, n);
 }
 
+void sys_heap_trim(void)
+{
+}
+
 void sys_release(void *p, size_t n)
 {
     uintptr_t page = raw_page_size ? raw_page_size : 4096;
