@@ -27,6 +27,7 @@
 #include "core/bytes.h"
 #include "core/http_parse.h"
 #include "core/respond.h"
+#include "http3/h3.h" /* H3_BUILT */
 #include "process/lockdown.h"
 #include "sys/sys.h"
 #include "testhook/testhook.h"
@@ -155,10 +156,11 @@ static void put_h2(const struct server *srv, struct buf *b)
                 SUM(srv, h2_goaways[r]));
 }
 
-/* HTTP/3 (issue 34): only where it is served (--http3 on, with TLS). */
+/* HTTP/3 (issue 34): only where it is served (--http3 on, with TLS); not
+ * built into pith-tiny, which has no HTTP/3. */
 static void put_h3(const struct server *srv, struct buf *b)
 {
-    if (!srv->set.http3)
+    if (!H3_BUILT || !srv->set.http3)
         return;
     metric_head(b, "pith_h3_connections_total", "counter", "QUIC connections accepted.");
     metric(b, "pith_h3_connections_total", NULL, SUM(srv, h3_conns));
