@@ -16,13 +16,16 @@ pass with a failure unless PITH_ALLOW_NO_URING=1, and with PITH_CI=1 (set by
 .ci/run) any skip that tests/skips_allowed.txt does not list fails the run.
 """
 
+import fcntl
 import fnmatch
 import os
 import re
 import resource
 import signal
 import socket
+import struct
 import subprocess
+import termios
 import threading
 import time
 import uuid
@@ -520,6 +523,26 @@ class _Reader(threading.Thread):
         with self.cond:
             return "".join(self.lines)
 
+    def settle(self, timeout=1.0):
+        """Waits until what the server has written so far is collected: the
+        pipe empty (FIONREAD), then a moment for this thread to file what it
+        read last. A test that reads stderr right after seeing an effect
+        elsewhere (a counter, a closed socket) otherwise races this thread
+        (CI's clean runs lost three such races)."""
+        if getattr(self, "done", False):
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                left = struct.unpack("i", fcntl.ioctl(self.pipe.fileno(), termios.FIONREAD,
+                                                      b"\0\0\0\0"))[0]
+            except (OSError, ValueError):
+                return  # the pipe is closed: everything is in
+            if left == 0:
+                break
+            time.sleep(0.005)
+        time.sleep(0.005)
+
     def wait_for(self, pred, timeout):
         """Waits until pred(text) is true; returns the text or None on timeout."""
         deadline = time.monotonic() + timeout
@@ -681,6 +704,7 @@ class PithServer:
         return w[0]
 
     def stderr_text(self):
+        self.err.settle()
         return self.err.text()
 
     def stderr_at_exit(self, timeout=10):

@@ -629,7 +629,11 @@ static void conn_write(struct conn *c)
 }
 
 static void takeover_read(struct conn *c);
-static int read_one(struct conn *c, const uint8_t *buf, size_t n);
+static int read_one(struct conn *c, const uint8_t *buf, size_t n, uint8_t ecn);
+/* Datagrams received, by the ECN codepoint of their IP header (Not-ECT,
+ * ECT(1), ECT(0), CE): load mode prints them, so a test can see whether the
+ * server marks its packets. */
+static uint64_t ecn_seen[4];
 
 /* --delay MS: each datagram the server sent waits MS before ngtcp2 reads it
  * (and acknowledges it), so the server sees a path of that round-trip time
@@ -669,7 +673,7 @@ static void deliver_held(void)
         held_head = h->next;
         if (!held_head)
             held_tail = NULL;
-        if (!h->c->closed && read_one(h->c, h->data, h->n) == 0 &&
+        if (!h->c->closed && read_one(h->c, h->data, h->n, 0) == 0 &&
             (!held_head || held_head->c != h->c || held_head->due > now))
             conn_write(h->c);
         free(h);
@@ -687,7 +691,7 @@ static void conn_read(struct conn *c)
         /* UDP_GRO: a train of datagrams may come as one buffer, cut every
          * gso bytes (what a client on a real NIC gets from GRO, and what
          * TCP's loopback gets for free) */
-        char cbuf[CMSG_SPACE(sizeof(int))];
+        char cbuf[CMSG_SPACE(sizeof(int)) * 2] __attribute__((aligned(8)));
         struct iovec iov = {buf, sizeof buf};
         struct msghdr m = {
             .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
@@ -700,11 +704,18 @@ static void conn_read(struct conn *c)
             break;
         }
         size_t gso = (size_t)n;
+        uint8_t ecn = 0;
         for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
             if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
                 int g;
                 memcpy(&g, CMSG_DATA(cm), sizeof g);
                 gso = g > 0 ? (size_t)g : gso;
+            } else if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS) ||
+                       (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS)) {
+                /* IP_TOS comes as a byte, IPV6_TCLASS as an int */
+                int v = 0;
+                memcpy(&v, CMSG_DATA(cm), cm->cmsg_len > CMSG_LEN(1) ? sizeof v : 1);
+                ecn = (uint8_t)(v & 3);
             }
         for (size_t at = 0; at < (size_t)n && !c->closed; at += gso) {
             size_t k = (size_t)n - at < gso ? (size_t)n - at : gso;
@@ -712,7 +723,8 @@ static void conn_read(struct conn *c)
                 hold(c, buf + at, k);
                 continue;
             }
-            if (read_one(c, buf + at, k) < 0)
+            ecn_seen[ecn]++;
+            if (read_one(c, buf + at, k, ecn) < 0)
                 return;
         }
     }
@@ -720,13 +732,13 @@ static void conn_read(struct conn *c)
 }
 
 /* One datagram into ngtcp2; -1 once the connection ended. */
-static int read_one(struct conn *c, const uint8_t *buf, size_t n)
+static int read_one(struct conn *c, const uint8_t *buf, size_t n, uint8_t ecn)
 {
     {
         ngtcp2_path path = {{(ngtcp2_sockaddr *)&c->local, c->local_len},
                             {(ngtcp2_sockaddr *)&c->remote, c->remote_len},
                             NULL};
-        ngtcp2_pkt_info pi = {0};
+        ngtcp2_pkt_info pi = {.ecn = ecn}; /* ngtcp2 acknowledges the marks (RFC 9000 §13.4) */
         int rv = ngtcp2_conn_read_pkt(c->qc, &path, &pi, buf, n, now_ns());
         if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_CLOSING) {
             const ngtcp2_ccerr *e = ngtcp2_conn_get_ccerr(c->qc);
@@ -820,6 +832,10 @@ static struct conn *conn_new(void)
     int big = 4 << 20, on = 1;
     setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     setsockopt(c->fd, SOL_UDP, UDP_GRO, &on, sizeof on);
+    if (c->remote.ss_family == AF_INET6)
+        setsockopt(c->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on, sizeof on);
+    else
+        setsockopt(c->fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof on);
     c->local_len = sizeof c->local;
     getsockname(c->fd, (struct sockaddr *)&c->local, &c->local_len);
 
@@ -1235,10 +1251,13 @@ static int run_load(unsigned nconns, double seconds)
         lat_sum += lat_us[i];
     qsort(lat_us, nlat, sizeof *lat_us, cmp_u32);
     printf("requests=%llu errors=%llu seconds=%.3f bytes=%llu req_per_s=%.0f MB_per_s=%.1f "
-           "client_cpu_s=%.3f lat_mean_us=%.0f lat_p99_us=%u\n",
+           "client_cpu_s=%.3f lat_mean_us=%.0f lat_p99_us=%u "
+           "ecn_not=%llu ecn_ect1=%llu ecn_ect0=%llu ecn_ce=%llu\n",
            (unsigned long long)load_done, (unsigned long long)load_errors, secs,
            (unsigned long long)bytes, (double)load_done / secs, (double)bytes / secs / 1e6, cpu,
-           nlat ? lat_sum / (double)nlat : 0, nlat ? lat_us[nlat * 99 / 100] : 0);
+           nlat ? lat_sum / (double)nlat : 0, nlat ? lat_us[nlat * 99 / 100] : 0,
+           (unsigned long long)ecn_seen[0], (unsigned long long)ecn_seen[1],
+           (unsigned long long)ecn_seen[2], (unsigned long long)ecn_seen[3]);
     fflush(stdout);
     /* --hold: the connections stay open and idle (bench/h3-memory) */
     for (uint64_t until = now_ns() + (uint64_t)(load_hold * 1e9); now_ns() < until;) {

@@ -306,6 +306,27 @@ def test_download_over_a_long_path(pith, docroot):
     assert float(f["MB_per_s"]) > 4.0, f  # 64 KiB a round trip would be 1.6
 
 
+def test_packets_are_marked_ect0(pith, docroot):
+    """ECN (RFC 9000 §13.4, RFC 3168): pith sends each packet with the
+    codepoint ngtcp2 chose for it, ECT(0) while ngtcp2 validates the path's
+    ECN and on once the client's acknowledgements count the marks back, so
+    a router on the way can mark congestion (CE) instead of dropping.
+    build/h3client reads each datagram's ECN bits from its IP header and
+    hands them to ngtcp2, as a client that supports ECN does: a 3 MiB
+    download comes (nearly) all ECT(0). Not-ECT for everything is what pith
+    sent before it set IP_TOS."""
+    s = pith(*tls_args())
+    out = subprocess.run([os.path.join(os.path.dirname(__file__), "..", "build", "h3client"),
+                          "load", str(s.tls_port), "--ca", tls_pki()["ca"], "-c", "1", "-m", "1",
+                          "-n", "1", "/big.bin"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    f = {k: float(v) for k, v in (kv.split("=") for kv in out.stdout.split())}
+    assert int(f["bytes"]) == len(docroot.files["big.bin"])
+    total = f["ecn_not"] + f["ecn_ect1"] + f["ecn_ect0"] + f["ecn_ce"]
+    assert total > 100 and f["ecn_ect0"] >= 0.95 * total, f
+
+
 # ---- /metrics -----------------------------------------------------------------------------
 
 def _stateless_packets(port):

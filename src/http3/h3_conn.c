@@ -223,9 +223,9 @@ static void arm(struct h3_conn *hc)
     h3_heap_set(hc->hw, hc, d < at ? d : at);
 }
 
-/* One GSO train of n bytes in seg-sized datagrams to path. */
+/* One GSO train of n bytes in seg-sized datagrams to path, marked ecn. */
 static void send_train(struct h3_conn *hc, const ngtcp2_path *p, const uint8_t *buf, size_t n,
-                       size_t seg)
+                       size_t seg, uint8_t ecn)
 {
     struct h3_path to = hc->path;
     memcpy(&to.local, p->local.addr, p->local.addrlen);
@@ -234,7 +234,7 @@ static void send_train(struct h3_conn *hc, const ngtcp2_path *p, const uint8_t *
     to.peer_len = p->remote.addrlen;
     if (to.peer_len == hc->path.peer_len && memcmp(&to.peer, &hc->path.peer, to.peer_len) != 0)
         hc->path = to; /* migrated (ngtcp2 validated the new path): answer there */
-    h3_udp_send(hc->hw, &to, buf, n, seg);
+    h3_udp_send_marked(hc->hw, &to, buf, n, seg, ecn);
 }
 
 /* Window dribbles (as HTTP/2's H2_WINDOW_MIN): no STREAM frame under
@@ -260,10 +260,11 @@ static bool window_short(struct h3_conn *hc, int64_t sid, const nghttp3_vec *vec
     return true;
 }
 
-/* The next packet: nghttp3's next stream data, if any, framed by ngtcp2.
- * Returns the packet's length, 0 when there is nothing to send, or a
- * negative ngtcp2 error. */
-static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8_t *to, size_t max)
+/* The next packet: nghttp3's next stream data, if any, framed by ngtcp2,
+ * with the ECN codepoint ngtcp2 wants it sent with. Returns the packet's
+ * length, 0 when there is nothing to send, or a negative ngtcp2 error. */
+static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8_t *to, size_t max,
+                              uint8_t *ecn)
 {
     bool conn_short = false;
     for (;;) {
@@ -300,6 +301,7 @@ static ngtcp2_ssize write_one(struct h3_conn *hc, ngtcp2_path_storage *ps, uint8
         }
         if (n == NGTCP2_ERR_WRITE_MORE)
             continue;
+        *ecn = pi.ecn;
         return n;
     }
 }
@@ -322,32 +324,36 @@ void h3_conn_flush(struct h3_conn *hc)
     ngtcp2_path_storage ps, first;
     ngtcp2_path_storage_zero(&ps);
     size_t len = 0, pkts = 0;
+    uint8_t ecn = 0, train_ecn = 0;
     while (pkts < burst) {
-        ngtcp2_ssize n = write_one(hc, &ps, hw->tx + len, max);
+        ngtcp2_ssize n = write_one(hc, &ps, hw->tx + len, max, &ecn);
         if (n < 0) {
             close_liberr(hc, (int)n);
             return;
         }
         if (n == 0)
             break;
-        if (pkts && !same_path(&first.path, &ps.path)) {
-            /* A probe on another path (migration): the train so far goes
-             * first, this packet starts the next one. */
-            send_train(hc, &first.path, hw->tx, len, max);
+        if (pkts && (!same_path(&first.path, &ps.path) || ecn != train_ecn)) {
+            /* A probe on another path (migration), or a packet ngtcp2 marks
+             * otherwise (its ECN validation began or failed): the train so
+             * far goes first, this packet starts the next one. */
+            send_train(hc, &first.path, hw->tx, len, max, train_ecn);
             memmove(hw->tx, hw->tx + len, (size_t)n);
             len = 0;
             pkts = 0;
         }
-        if (pkts == 0)
+        if (pkts == 0) {
             ngtcp2_path_storage_init(&first, ps.path.local.addr, ps.path.local.addrlen,
                                      ps.path.remote.addr, ps.path.remote.addrlen, NULL);
+            train_ecn = ecn;
+        }
         len += (size_t)n;
         pkts++;
         if ((size_t)n < max)
             break; /* a short datagram ends a GSO train */
     }
     if (len)
-        send_train(hc, &first.path, hw->tx, len, max);
+        send_train(hc, &first.path, hw->tx, len, max, train_ecn);
     ngtcp2_conn_update_pkt_tx_time(hc->qc, h3_now(hw));
     arm(hc);
     /* The drain: a connection whose streams are all done goes. */

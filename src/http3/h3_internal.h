@@ -72,6 +72,7 @@ struct exchange;
 #define H3_WINDOW_MIN       1024 /* no STREAM frame shorter, for a short window, unless it ends */
 #define H3_WARM_SLOTS       16   /* free stream slots kept with their pages */
 #define H3_TRIM_CONNS       16   /* connections gone since the peak before a heap trim */
+#define H3_TRIM_STREAMS     256  /* or streams gone since the last trim */
 
 /* The master's, copied into each worker by fork: the secrets all workers
  * share (a connection's reset token and a client's token must verify in
@@ -191,8 +192,9 @@ struct h3_worker {
     uint32_t slots_peak, chunks_peak; /* the most in use since the last trim */
     char *free_slot, *cold_slot;
     /* malloc's heap is trimmed once H3_TRIM_CONNS connections went since
-     * the peak, at most once a second (h3_worker.c). */
-    uint32_t trim_peak;
+     * the peak, or H3_TRIM_STREAMS streams since the last trim, at most
+     * once a second (h3_worker.c). */
+    uint32_t trim_peak, streams_gone;
     uint64_t trim_at;
     /* TLS (h3_tls.c). */
     struct h3_tls *tls;
@@ -246,6 +248,11 @@ int h3_udp_recv(struct h3_worker *hw, void (*got)(struct h3_worker *hw, uint8_t 
  * (EAGAIN: dropped, QUIC's loss recovery sends again). */
 int h3_udp_send(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
                 size_t seg);
+/* The same, with ecn (RFC 3168's two bits, as ngtcp2 chose them for the
+ * train: ECT(0) while it validates the path's ECN and once it has) in the
+ * IP header; h3_udp_send's packets are Not-ECT. */
+int h3_udp_send_marked(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
+                       size_t seg, uint8_t ecn);
 
 /* ---- h3_bpf.c ---------------------------------------------------------------------- */
 /* Attaches the steering program to the group (through any of its

@@ -250,6 +250,7 @@ static char *slot_get(struct h3_worker *hw)
 static void slot_put(struct h3_worker *hw, char *s)
 {
     hw->slots_used--;
+    hw->streams_gone++;
     *(char **)(void *)s = hw->free_slot;
     hw->free_slot = s;
     hw->nwarm++;

@@ -185,10 +185,32 @@ int h3_udp_recv(struct h3_worker *hw,
     return n;
 }
 
-/* The source address (a wildcard-bound socket's) and the GSO segment size
- * as control messages. */
+/* An IPv4 peer, or one an IPv6 socket reaches by a v4-mapped address (its
+ * datagrams take IPv4's control messages). */
+static bool peer_is_ipv4(const struct h3_path *path)
+{
+    if (path->peer.ss_family == AF_INET)
+        return true;
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&path->peer;
+    return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr);
+}
+
+/* The ECN codepoint as IP_TOS or IPV6_TCLASS (the rest of the byte 0). */
+static size_t write_ecn(const struct h3_path *path, struct cmsghdr *c, uint8_t ecn)
+{
+    int v = ecn & 3;
+    bool v4 = peer_is_ipv4(path);
+    c->cmsg_level = v4 ? IPPROTO_IP : IPPROTO_IPV6;
+    c->cmsg_type = v4 ? IP_TOS : IPV6_TCLASS;
+    c->cmsg_len = CMSG_LEN(sizeof v);
+    memcpy(CMSG_DATA(c), &v, sizeof v);
+    return CMSG_SPACE(sizeof v);
+}
+
+/* The source address (a wildcard-bound socket's), the ECN codepoint and the
+ * GSO segment size as control messages. */
 static size_t write_cmsgs(const struct h3_worker *hw, const struct h3_path *path, char *room,
-                          size_t seg, size_t n)
+                          size_t seg, size_t n, uint8_t ecn)
 {
     struct msghdr m = {.msg_control = room, .msg_controllen = CMSG_ROOM};
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
@@ -212,6 +234,10 @@ static size_t write_cmsgs(const struct h3_worker *hw, const struct h3_path *path
         used += CMSG_SPACE(sizeof pi);
         c = (struct cmsghdr *)(void *)(room + used);
     }
+    if (ecn) {
+        used += write_ecn(path, c, ecn);
+        c = (struct cmsghdr *)(void *)(room + used);
+    }
     if (n > seg) {
         uint16_t s = (uint16_t)seg;
         c->cmsg_level = SOL_UDP;
@@ -224,7 +250,7 @@ static size_t write_cmsgs(const struct h3_worker *hw, const struct h3_path *path
 }
 
 static ssize_t send_one(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p,
-                        size_t n, size_t seg)
+                        size_t n, size_t seg, uint8_t ecn)
 {
     char room[CMSG_ROOM] __attribute__((aligned(8)));
     memset(room, 0, sizeof room);
@@ -236,7 +262,7 @@ static ssize_t send_one(struct h3_worker *hw, const struct h3_path *path, const 
         .msg_iovlen = 1,
         .msg_control = room,
     };
-    m.msg_controllen = write_cmsgs(hw, path, room, seg, n);
+    m.msg_controllen = write_cmsgs(hw, path, room, seg, n, ecn);
     if (!m.msg_controllen)
         m.msg_control = NULL;
     ssize_t r;
@@ -246,19 +272,25 @@ static ssize_t send_one(struct h3_worker *hw, const struct h3_path *path, const 
     return r < 0 ? -errno : r;
 }
 
-int h3_udp_send(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
-                size_t seg)
+int h3_udp_send_marked(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
+                       size_t seg, uint8_t ecn)
 {
     if (n <= seg || hw->srv->gso) {
-        ssize_t r = send_one(hw, path, p, n, seg);
+        ssize_t r = send_one(hw, path, p, n, seg, ecn);
         return r < 0 ? (int)r : 0;
     }
     /* No GSO: one sendmsg per datagram. */
     for (size_t at = 0; at < n; at += seg) {
         size_t len = n - at < seg ? n - at : seg;
-        ssize_t r = send_one(hw, path, p + at, len, len);
+        ssize_t r = send_one(hw, path, p + at, len, len, ecn);
         if (r < 0)
             return (int)r;
     }
     return 0;
+}
+
+int h3_udp_send(struct h3_worker *hw, const struct h3_path *path, const uint8_t *p, size_t n,
+                size_t seg)
+{
+    return h3_udp_send_marked(hw, path, p, n, seg, 0);
 }

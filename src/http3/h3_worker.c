@@ -161,11 +161,18 @@ void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
     heap_up(hw, hc->heap_at);
 }
 
-/* A trim is due (connections gone since the peak, free slots or chunks
- * past those kept warm), perhaps later. */
+/* Connections or streams enough gone to leave malloc's free lists with
+ * pages worth giving back. */
+static bool heap_surplus(const struct h3_worker *hw)
+{
+    return hw->trim_peak >= hw->active + H3_TRIM_CONNS || hw->streams_gone >= H3_TRIM_STREAMS;
+}
+
+/* A trim is due (the heap's surplus, free slots or chunks past those kept
+ * warm), perhaps later. */
 static bool trim_due(const struct h3_worker *hw)
 {
-    return hw->trim_peak >= hw->active + H3_TRIM_CONNS || h3_streams_surplus(hw);
+    return heap_surplus(hw) || h3_streams_surplus(hw);
 }
 
 int h3_timeout(const struct worker *w, int t)
@@ -181,19 +188,24 @@ int h3_timeout(const struct worker *w, int t)
     return t < 0 || ms < t ? ms : t;
 }
 
-/* What ngtcp2, nghttp3 and GnuTLS held for connections now gone stays in
- * malloc's free lists, resident, until the heap is trimmed: once
- * H3_TRIM_CONNS connections went since the peak (a burst of handshakes, a
- * flood, the evening); free stream slots and chunks past those kept warm
- * give their pages back too. At most once a second. */
+/* What ngtcp2, nghttp3 and GnuTLS held for connections and streams now
+ * gone stays in malloc's free lists, resident, until the heap is trimmed:
+ * once H3_TRIM_CONNS connections went since the peak (a burst of
+ * handshakes, a flood, the evening) or H3_TRIM_STREAMS streams since the
+ * last trim (after a Rapid Reset of a thousand streams on one connection
+ * the worker held 1.6 to 1.9 MiB more in three runs of four, against
+ * 0.8 for its warm slots and chunks); free stream slots and
+ * chunks past those kept warm give their pages back too. At most once a
+ * second, so steady work pays one malloc_trim a second. */
 static void maybe_trim(struct h3_worker *hw)
 {
     if (!trim_due(hw) || hw->now_ns < hw->trim_at)
         return;
-    if (hw->trim_peak >= hw->active + H3_TRIM_CONNS)
+    if (heap_surplus(hw))
         sys_heap_trim();
     h3_streams_trim(hw);
     hw->trim_peak = hw->active;
+    hw->streams_gone = 0;
     hw->trim_at = hw->now_ns + NGTCP2_SECONDS;
 }
 
