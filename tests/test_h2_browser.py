@@ -8,13 +8,9 @@ asset fetched again and hashed in the page (SHA-256, crypto.subtle) must
 match the file. Chromium accepts the throwaway certificate by its key's pin
 (--ignore-certificate-errors-spki-list), not by ignoring every error."""
 
-import base64
 import hashlib
 import os
 import random
-import struct
-import subprocess
-import zlib
 
 import pytest
 
@@ -22,52 +18,13 @@ from conftest import tls_pki
 
 pytest.importorskip("websocket", reason="python3-websocket is not installed")
 
-from browserutil import CHROMIUM, Browser  # noqa: E402 (after the skip)
+from browserutil import CHROMIUM, Browser, asset, spki_pin  # noqa: E402 (after the skip)
 
 pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
               pytest.mark.full_only("HTTP/2")]
 
 KINDS = ["css", "js", "png", "svg", "woff2", "json", "txt", "wasm", "bin", "xml"]
 ASSETS = 60
-
-
-def png(size, rnd):
-    """A valid PNG of about size bytes: random pixels do not compress."""
-    width = 64
-    rows = max(1, (size - 80) // (3 * width + 1))
-    raw = b"".join(b"\0" + rnd.randbytes(3 * width) for _ in range(rows))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, rows, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b""))
-
-
-def text(size, rnd, before, after):
-    """size bytes of valid CSS, JS or SVG: random words inside a comment."""
-    words = []
-    n = len(before) + len(after)
-    while n < size:
-        w = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(7)) + " "
-        words.append(w)
-        n += len(w)
-    return (before + "".join(words) + after).encode()
-
-
-def asset(kind, size, rnd):
-    if kind == "png":
-        return png(size, rnd)
-    if kind == "css":
-        return text(size, rnd, "body{margin:0}/* ", " */\n")
-    if kind == "js":
-        return text(size, rnd, "window.loaded=(window.loaded||0)+1;/* ", " */\n")
-    if kind == "svg":
-        return text(size, rnd, '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1">'
-                    "<!-- ", " --></svg>\n")
-    if kind == "json":
-        return text(size, rnd, '{"words": "', '"}\n')
-    return rnd.randbytes(size)
 
 
 @pytest.fixture(scope="module")
@@ -104,15 +61,6 @@ def site(tmp_path_factory):
     with open(str(root / "index.html"), "w") as f:
         f.write(page)
     return root, files
-
-
-def spki_pin(cert):
-    """base64(SHA-256(SubjectPublicKeyInfo)) of cert, as Chromium takes it."""
-    pub = subprocess.run(["openssl", "x509", "-in", cert, "-noout", "-pubkey"], check=True,
-                         capture_output=True).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pub,
-                         check=True, capture_output=True).stdout
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 @pytest.fixture(scope="module")
