@@ -8,7 +8,8 @@ at its limit gets a Retry for a token-less Initial and CONNECTION_CLOSE
 with CONNECTION_REFUSED (0x2) for one with a token, no connection made; a
 handshake that ends over the limit (several begun at once) ends with the
 same error before any request is served. The count comes back when the
-connections close, time out or fail. Clients are build/h3client's (stdio
+connections close, time out or fail. An exchange knows its connection's
+client, so basic auth's failures are counted per client too. Clients are build/h3client's (stdio
 mode, one process a connection, tests/h3_adapter.py), each from its own
 loopback source address (--bind); on whichever loop PITH_IO names."""
 
@@ -137,7 +138,8 @@ def test_concurrent_handshakes_past_the_limit_are_refused(pith):
         if p.poll() is None:
             p.kill()
             p.wait()
-    ended = [l for l in err.splitlines() if "a connection ended" in l]
+    # (the four kept may end idle during --hold: the keep-alive timeout)
+    ended = [l for l in err.splitlines() if "a connection ended" in l and "idle" not in l]
     assert ended == ["h3client: a connection ended: transport 2"] * 6, err
     assert "requests=" in out and "errors=6 " in out, out  # no request on the six answered
 
