@@ -115,12 +115,14 @@ class Conn:
     they were sent."""
 
     def __init__(self, port, host="127.0.0.1", timeout=http_raw.DEFAULT_TIMEOUT, tls=None,
-                 sni="localhost", rcvbuf=None):
+                 sni="localhost", rcvbuf=None, src=None):
         if not os.path.exists(H3CLIENT):
             pytest.fail("%s is missing: make build/h3client" % H3CLIENT)
         argv = [H3CLIENT, "stdio", str(port), "--addr", host, "--sni", sni]
         if tls:
             argv += ["--ca", tls]
+        if src:
+            argv += ["--bind", src]  # another client: its own source address
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.timeout = timeout
         self.inbuf = b""

@@ -6,6 +6,9 @@
  * does (ngtcp2 makes every packet) and lets a test see and shape what
  * libcurl hides.
  *
+ *   Every mode takes --bind IP: its connections come from that local address
+ *   (127.0.0.2 and up: another client, for the per-client limits).
+ *
  *   h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP]
  *       One connection; requests come on stdin, answers go to stdout
  *       (tests/h3_adapter.py drives it: the black-box suite over HTTP/3).
@@ -58,6 +61,7 @@
 #define MAX_FIELDS 256
 
 static const char *sni = "localhost", *cafile, *server_ip = "127.0.0.1";
+static const char *bind_ip; /* --bind: the local address connections come from */
 /* The client's windows and ID limit (attack mode changes them); with
  * manual_window the windows move only when the attack grants. */
 static uint64_t stream_window = WINDOW, conn_window = WINDOW, cid_limit = 2;
@@ -810,6 +814,24 @@ static void tls_init(void)
         die("cannot read %s", cafile);
 }
 
+/* --bind: the socket's local address, any port. */
+static void bind_local(struct conn *c)
+{
+    if (!bind_ip)
+        return;
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+    struct sockaddr_in a4 = {.sin_family = AF_INET};
+    int r;
+    if (c->remote.ss_family == AF_INET && inet_pton(AF_INET, bind_ip, &a4.sin_addr) == 1)
+        r = bind(c->fd, (struct sockaddr *)&a4, sizeof a4);
+    else if (c->remote.ss_family == AF_INET6 && inet_pton(AF_INET6, bind_ip, &a6.sin6_addr) == 1)
+        r = bind(c->fd, (struct sockaddr *)&a6, sizeof a6);
+    else
+        die("--bind %s: not an address of the server's family", bind_ip);
+    if (r != 0)
+        die("bind %s: %s", bind_ip, strerror(errno));
+}
+
 static struct conn *conn_new(void)
 {
     struct conn *c = xmalloc(sizeof *c);
@@ -827,8 +849,11 @@ static struct conn *conn_new(void)
         die("bad address %s", server_ip);
     }
     c->fd = socket(c->remote.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&c->remote, c->remote_len) != 0)
+    if (c->fd < 0)
         die("socket: %s", strerror(errno));
+    bind_local(c);
+    if (connect(c->fd, (struct sockaddr *)&c->remote, c->remote_len) != 0)
+        die("connect: %s", strerror(errno));
     int big = 4 << 20, on = 1;
     setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     setsockopt(c->fd, SOL_UDP, UDP_GRO, &on, sizeof on);
@@ -1763,7 +1788,7 @@ static int run_initials(unsigned count)
 
 static void usage(void)
 {
-    fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP]\n"
+    fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP] [--bind IP]\n"
           "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) [--hold S] "
           "PATH...\n"
           "       h3client attack NAME PORT [-n COUNT] [--path PATH] [--grant BYTES]\n",
@@ -1801,6 +1826,8 @@ int main(int argc, char **argv)
             cafile = v;
         else if (strcmp(o, "--addr") == 0)
             server_ip = v;
+        else if (strcmp(o, "--bind") == 0)
+            bind_ip = v;
         else if (strcmp(o, "-c") == 0)
             nconns = (unsigned)strtoul(v, NULL, 10);
         else if (strcmp(o, "-m") == 0)

@@ -35,6 +35,7 @@ const char *close_reason_name(enum close_reason r);
     X(H3_CLOSE_TIMEOUT, "timeout")     /* a request unfinished, or answers not taken, in time */   \
     X(H3_CLOSE_FLOOD, "flood")         /* a budget of the hostile-peer limits was spent */         \
     X(H3_CLOSE_DRAIN, "drain")         /* SIGTERM: GOAWAY, then the streams finished */            \
+    X(H3_CLOSE_LIMIT, "limit")         /* over --max-conns-per-client at the handshake's end */    \
     X(H3_CLOSE_INTERNAL, "internal")   /* out of memory, or a library error */
 
 #define CLOSE_ENUM(name, text) name,

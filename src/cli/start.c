@@ -343,10 +343,11 @@ static int prepare_status(const struct config *cfg, struct server *s)
     if (!s->stats)
         return fail("cannot map the shared counters", "", -ENOMEM);
     /* --max-conns-per-client and basic auth's failures (issue 22): the
-     * counts every worker shares. */
+     * counts every worker shares. A worker holds max_conns TCP connections
+     * and, with HTTP/3, as many QUIC ones (h3_worker.c), all counted. */
+    unsigned conns = s->set.max_conns * (H3_BUILT && s->set.http3 ? 2 : 1);
     if ((s->set.clients_counted || s->set.nauth) &&
-        !(s->clients =
-              clients_create(s->set.workers, s->set.max_conns, s->set.nauth ? AUTH_TRACKED : 0)))
+        !(s->clients = clients_create(s->set.workers, conns, s->set.nauth ? AUTH_TRACKED : 0)))
         return fail("cannot map the per-client counts", "", -ENOMEM);
     if (!cfg->status) {
         if (s->status_fd >= 0) /* inherited, but no longer asked for */

@@ -10,9 +10,14 @@
  * any worker with --h3-retry on) answers with a Retry and keeps nothing
  * (§8.1.2), so a flood of Initials from spoofed addresses costs no state;
  * until the client's address is validated ngtcp2 sends at most three times
- * what it received (§8.1). Writing follows ngtcp2's pacing: a burst of at
- * most the send quantum, as one GSO train per path, then the timer (which
- * ngtcp2_conn_get_expiry includes) brings the next.
+ * what it received (§8.1). --max-conns-per-client counts a connection once
+ * its address is validated (h3_client.c): a client at its limit gets a
+ * Retry for a token-less Initial, CONNECTION_REFUSED for one with a token,
+ * and a handshake that completes over the limit ends with
+ * CONNECTION_REFUSED before any request is served. Writing follows
+ * ngtcp2's pacing: a burst of at most the send quantum, as one GSO train
+ * per path, then the timer (which ngtcp2_conn_get_expiry includes) brings
+ * the next.
  *
  * Closing (§10.2): CONNECTION_CLOSE is written once and kept; a packet that
  * arrives during the closing period gets it again (at most every other
@@ -72,6 +77,7 @@ static void record_free(struct h3_conn *hc, enum h3_close why)
     if (hc->tls)
         gnutls_deinit(hc->tls);
     free(hc->close_pkt);
+    h3_client_release(hc);
     h3_heap_del(hw, hc);
     if (!hc->handshake_done)
         hw->handshakes--;
@@ -114,6 +120,7 @@ static void close_with(struct h3_conn *hc, const ngtcp2_ccerr *ce, enum h3_close
     memcpy(hc->close_pkt, hw->tx, (size_t)n);
     hc->close_len = (size_t)n;
     hc->closing = true;
+    h3_client_release(hc); /* the closing period serves nothing: the client may open another */
     h3_udp_send(hw, &hc->path, hc->close_pkt, hc->close_len, hc->close_len);
     hc->close_at = three_pto(hc);
     h3_heap_set(hw, hc, hc->close_at);
@@ -150,12 +157,33 @@ static void doom(struct h3_conn *hc, uint64_t code, enum h3_close why)
     hc->doom_why = why;
 }
 
+/* A client over --max-conns-per-client: CONNECTION_REFUSED, a transport
+ * error (RFC 9000 §20.1), not one of HTTP/3's. */
+static void close_refused(struct h3_conn *hc)
+{
+    ngtcp2_ccerr ce;
+    ngtcp2_ccerr_default(&ce);
+    ngtcp2_ccerr_set_transport_error(&ce, NGTCP2_CONNECTION_REFUSED, NULL, 0);
+    close_with(hc, &ce, H3_CLOSE_LIMIT);
+}
+
 static bool close_if_doomed(struct h3_conn *hc)
 {
     if (!hc->doomed)
         return false;
-    h3_conn_close_app(hc, hc->doom_code, hc->doom_why);
+    if (hc->doom_why == H3_CLOSE_LIMIT)
+        close_refused(hc);
+    else
+        h3_conn_close_app(hc, hc->doom_code, hc->doom_why);
     return true;
+}
+
+/* Refused (over the client's limit) inside the read that completed the
+ * handshake: what the same datagram carries after the client's Finished
+ * (its first requests, coalesced) is not served. */
+static bool refused(const struct h3_conn *hc)
+{
+    return hc->doomed && hc->doom_why == H3_CLOSE_LIMIT;
 }
 
 void h3_conn_glitch(struct h3_conn *hc)
@@ -405,6 +433,7 @@ void h3_conn_free_all(struct h3_worker *hw)
 static void start_draining(struct h3_conn *hc)
 {
     hc->draining = true;
+    h3_client_release(hc); /* the peer closed: it may open another */
     hc->why = H3_CLOSE_PEER;
     hc->close_at = three_pto(hc);
     h3_heap_set(hc->hw, hc, hc->close_at);
@@ -579,6 +608,35 @@ static struct h3_conn *conn_new(struct h3_worker *hw, const ngtcp2_pkt_hd *hd,
     return hc;
 }
 
+/* Whether an Initial of token's verdict (h3_verify_token) from client key
+ * may make a connection: false when it was answered without state
+ * instead. A token-less Initial gets a Retry while the worker has many
+ * handshakes in progress, with --h3-retry on, or when its client is at its
+ * limit: the token it comes back with proves the address, which an
+ * Initial alone does not (a spoofed one must not spend a victim's quota).
+ * A token counts the connection at once (h3_client.c), or, the client at
+ * its limit, refuses it. */
+static bool admit(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path,
+                  int token, uint64_t key)
+{
+    if (token < 0) {
+        /* A Retry token that does not verify: INVALID_TOKEN (§8.1.2). */
+        h3_send_close(hw, hd, path, NGTCP2_INVALID_TOKEN);
+        return false;
+    }
+    if (token == 0 && (hw->w->set->h3_retry || hw->handshakes >= H3_HANDSHAKES_RETRY ||
+                       h3_client_full(hw, key))) {
+        h3_send_retry(hw, hd, path);
+        return false;
+    }
+    if (token > 0 && !h3_client_open(hw, key)) {
+        h3_client_refused(hw);
+        h3_send_close(hw, hd, path, NGTCP2_CONNECTION_REFUSED);
+        return false;
+    }
+    return true;
+}
+
 /* An Initial of no connection we have (RFC 9000 §7, §8.1). */
 static void accept_new(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path)
 {
@@ -588,23 +646,18 @@ static void accept_new(struct h3_worker *hw, uint8_t *p, size_t n, const struct 
     ngtcp2_cid odcid;
     bool regular;
     int token = h3_verify_token(hw, &hd, path, &odcid, &regular);
-    if (token < 0) {
-        /* A Retry token that does not verify: INVALID_TOKEN (§8.1.2),
-         * written without any state. */
-        ngtcp2_ssize m =
-            ngtcp2_crypto_write_connection_close(hw->tx, H3_MAX_UDP_PAYLOAD, hd.version, &hd.scid,
-                                                 &hd.dcid, NGTCP2_INVALID_TOKEN, NULL, 0);
-        if (m > 0)
-            h3_udp_send(hw, path, hw->tx, (size_t)m, (size_t)m);
+    uint64_t key = h3_client_key(hw, path);
+    if (!admit(hw, &hd, path, token, key))
         return;
-    }
-    if (token == 0 && (hw->w->set->h3_retry || hw->handshakes >= H3_HANDSHAKES_RETRY)) {
-        h3_send_retry(hw, &hd, path);
-        return;
-    }
     struct h3_conn *hc = conn_new(hw, &hd, path, token, regular, &odcid);
-    if (hc)
-        conn_read(hc, p, n, path);
+    if (!hc) {
+        if (token > 0)
+            h3_client_close(hw, key); /* admit() counted it */
+        return;
+    }
+    hc->client_key = key;
+    hc->client_counted = token > 0 && key;
+    conn_read(hc, p, n, path);
 }
 
 void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path)
@@ -651,6 +704,8 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
     (void)qc, (void)offset, (void)sud;
     struct h3_conn *hc = ud;
     bool fin = flags & NGTCP2_STREAM_DATA_FLAG_FIN;
+    if (refused(hc))
+        return 0;
     if (len == 0 && !fin)
         h3_conn_glitch(hc); /* an empty STREAM frame: no work for us, some for the peer */
     else
@@ -763,6 +818,15 @@ static int handshake_completed(ngtcp2_conn *qc, void *ud)
     hc->handshake_done = true;
     hc->active_at = h3_now(hc->hw);
     hc->hw->handshakes--;
+    /* The address is validated (the client's Finished came): the
+     * connection counts for its client from now, or is refused, closed
+     * once ngtcp2 returns (doom), its requests unserved (refused()). */
+    if (!h3_client_validated(hc)) {
+        h3_client_refused(hc->hw);
+        hc->doomed = false; /* the refusal stands over any earlier decision */
+        doom(hc, NGTCP2_CONNECTION_REFUSED, H3_CLOSE_LIMIT);
+        return 0;
+    }
     h3_send_new_token(hc); /* a returning client skips the Retry (RFC 9000 §8.1.3) */
     return 0;
 }

@@ -15,6 +15,8 @@
  *   h3_cid.c     connection ID -> connection, for every packet
  *   h3_conn.c    one QUIC connection (ngtcp2): accept, read, write, timers,
  *                close
+ *   h3_client.c  a connection's place in the per-client counts
+ *                (--max-conns-per-client, shared with TCP)
  *   h3_http.c    one connection's HTTP/3 layer (nghttp3) and its callbacks
  *   h3_stream.c  one request stream on the exchange: fields into struct
  *                http_request, the response head from core's field list, the
@@ -136,6 +138,11 @@ struct h3_conn {
     enum h3_close doom_why;
     uint64_t doom_code;
     uint64_t active_at; /* ns: the client's last progress on its requests (the deadlines) */
+    /* --max-conns-per-client (h3_client.c): the key of the address the
+     * connection came from (0: no counts kept), and whether it counts
+     * there now (from its address's validation until it closes). */
+    uint64_t client_key;
+    bool client_counted;
     struct h3_conn *next_free;
 };
 
@@ -277,6 +284,10 @@ void h3_send_new_token(struct h3_conn *hc);
 void h3_send_reset(struct h3_worker *hw, const uint8_t *dcid, size_t dcidlen, size_t pktlen,
                    const struct h3_path *path);
 void h3_send_vn(struct h3_worker *hw, const ngtcp2_version_cid *vc, const struct h3_path *path);
+/* Answers the Initial hd with CONNECTION_CLOSE carrying the transport
+ * error code, keeping no state (INVALID_TOKEN, CONNECTION_REFUSED). */
+void h3_send_close(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path,
+                   uint64_t code);
 
 /* ---- h3_tls.c ---------------------------------------------------------------------- */
 struct h3_tls;
@@ -316,6 +327,25 @@ void h3_conn_glitch(struct h3_conn *hc);
  * (a request's bytes, an answer's bytes acknowledged), which moves the
  * deadlines. */
 void h3_conn_progress(struct h3_conn *hc, bool active);
+
+/* ---- h3_client.c -------------------------------------------------------------------- */
+/* The per-client key of the address a datagram came from; 0 when no
+ * counts are kept (no --max-conns-per-client, no basic auth). */
+uint64_t h3_client_key(const struct h3_worker *hw, const struct h3_path *path);
+/* The client has --max-conns-per-client connections (TCP and QUIC) now. */
+bool h3_client_full(const struct h3_worker *hw, uint64_t key);
+/* Counts a connection of a validated address for client key: false when
+ * the client is at its limit (nothing counted). True, counting nothing,
+ * for key 0. */
+bool h3_client_open(struct h3_worker *hw, uint64_t key);
+void h3_client_close(struct h3_worker *hw, uint64_t key);
+/* hc's address was validated by its handshake: hc counts from now; false
+ * when its client is at its limit (hc must then be refused). */
+bool h3_client_validated(struct h3_conn *hc);
+/* hc carries no more requests (closing, draining, freed): uncounted. */
+void h3_client_release(struct h3_conn *hc);
+/* A client over its limit was refused (/metrics: pith_client_limit_total). */
+void h3_client_refused(struct h3_worker *hw);
 
 /* ---- h3_http.c ---------------------------------------------------------------------- */
 void h3_http_callbacks(nghttp3_callbacks *cb);

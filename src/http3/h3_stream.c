@@ -484,6 +484,9 @@ static void begin_exchange(struct worker *w, struct h3_stream *st)
     st->x->tls = true;
     st->x->tls_ctx = st->conn->tls_pair; /* sites: 421 for another certificate's name */
     st->x->tls_version = "TLSv1.3";
+    /* The client in the per-client counts: a site's own
+     * --max-conns-per-client and basic auth's failures see it as over TCP. */
+    st->x->client_key = st->conn->client_key;
 }
 
 static void answer(struct worker *w, struct h3_stream *st)

@@ -18,7 +18,12 @@
  *   H3_RESETS_PER_S a second per worker;
  * - Version Negotiation (§6) for a long header of a version we lack, only
  *   in answer to a datagram of at least 1200 bytes (§14.1), so it cannot
- *   amplify.
+ *   amplify;
+ * - CONNECTION_CLOSE in answer to an Initial we take no connection for
+ *   (§10.2.3): INVALID_TOKEN for a Retry token that does not verify,
+ *   CONNECTION_REFUSED for a validated client over --max-conns-per-client
+ *   (h3_client.c): one datagram for an Initial of at least 1200 bytes, so
+ *   within the three times an unvalidated address may get (§8).
  */
 #include "http3/h3_internal.h"
 
@@ -150,4 +155,15 @@ void h3_send_vn(struct h3_worker *hw, const ngtcp2_version_cid *vc, const struct
         sizeof versions / sizeof versions[0]);
     if (n > 0 && h3_udp_send(hw, path, pkt, (size_t)n, (size_t)n) == 0)
         H3_COUNT(hw, vn);
+}
+
+void h3_send_close(struct h3_worker *hw, const ngtcp2_pkt_hd *hd, const struct h3_path *path,
+                   uint64_t code)
+{
+    /* From the server's side of the Initial: to the client's SCID, from
+     * the DCID it chose, whose Initial keys it has. */
+    ngtcp2_ssize m = ngtcp2_crypto_write_connection_close(hw->tx, H3_MAX_UDP_PAYLOAD, hd->version,
+                                                          &hd->scid, &hd->dcid, code, NULL, 0);
+    if (m > 0)
+        h3_udp_send(hw, path, hw->tx, (size_t)m, (size_t)m);
 }

@@ -241,7 +241,7 @@ void status_metrics(const struct server *srv, struct buf *b)
     put_h3(srv, b);
     put_sites(srv, b);
     metric_head(b, "pith_client_limit_total", "counter",
-                "Connections answered 503 for a client over --max-conns-per-client.");
+                "Connections refused for a client over --max-conns-per-client.");
     metric(b, "pith_client_limit_total", NULL, SUM(srv, client_limited));
     if (srv->set.nauth) {
         metric_head(b, "pith_auth_total", "counter",
