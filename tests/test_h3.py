@@ -412,3 +412,51 @@ def test_client_changes_address(pith, docroot, tmp_path, how):
     assert s.wait_exit(15) == 0
     moved = re.findall(r"HTTP/3: .* migrations=(\d+)", s.stderr_at_exit())
     assert sum(map(int, moved)) >= 4, s.stderr_text()
+
+
+# ---- the port -----------------------------------------------------------------------------
+
+_PORT_SCRIPT = r"""
+import signal, socket, subprocess, sys
+pith, cert, key, root = sys.argv[1:5]
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
+    f.write("40000 40003")  # this namespace's own
+held = []
+for port in (40000, 40001, 40002):  # UDP taken on three of the four
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", port))
+    held.append(u)
+for _ in range(3):
+    p = subprocess.Popen([pith, "--tls-only", "--addr", "127.0.0.1", "--workers", "1",
+                          "--tls-port", "0", "--tls-cert", cert, "--tls-key", key, root],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline().strip()
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=10)
+    print(line, flush=True)
+"""
+
+
+def test_an_ephemeral_tls_port_is_free_for_udp_too(docroot):
+    """--tls-port 0 lets the kernel pick the TCP port, and HTTP/3 binds UDP
+    on the same number: a port whose UDP side another socket held (a
+    client's, a resolver's) failed the start with "cannot bind UDP port"
+    (CI's clean run, beside the HTTP/3 tests' clients). Now pith picks a
+    port free for both. In a network namespace of its own whose ephemeral
+    range is four ports, three of them taken for UDP: the kernel's binds
+    pick even ports first, both taken, so the old code failed every start;
+    each start now serves on the fourth, 40003, for TCP and UDP."""
+    if os.geteuid() != 0:
+        pytest.skip("a network namespace of its own needs root")
+    cert, key = tls_pki()["ecdsa"]
+    out = subprocess.run(["unshare", "-n", "/usr/bin/python3", "-c", _PORT_SCRIPT,
+                          os.environ.get("PITH_BIN") or os.path.join(os.path.dirname(__file__),
+                                                                     "..", "pith"),
+                          cert, key, docroot.root], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 3, out
+    for line in lines:
+        assert "https://127.0.0.1:40003/" in line and "HTTP/3 on udp/40003" in line, line

@@ -124,36 +124,67 @@ static int open_roots(struct server *s)
 /* Checks the port is free with a socket that does not share it: an
  * SO_REUSEPORT bind would otherwise silently join another server's port.
  * Returns the port (the kernel's pick for port 0) or a negative errno. */
-static int probe_port(struct sockaddr_storage *addr, socklen_t len)
+static int probe_port(struct sockaddr_storage *addr, socklen_t len, int *keep)
 {
     int fd = sys_listen_tcp(addr, len, 1, false);
     if (fd < 0)
         return fd;
     int port = sys_local_port(fd);
-    sys_close(fd);
+    if (keep)
+        *keep = fd;
+    else
+        sys_close(fd);
     return port;
 }
 
 /* --addr (default: every address, IPv4 alone where the host has no IPv6)
  * and port into *addr and *len, its text into host[64], probed: returns the
  * port (the kernel's pick for port 0) or a negative errno, or ADDR_NOT_NUMERIC
- * after saying so. Binding and --check share it. */
+ * after saying so. Binding and --check share it. With keep, the probe's
+ * socket stays open in *keep (else -1), so the next pick is another port. */
 #define ADDR_NOT_NUMERIC (-100000) /* below every -errno */
 static int probe_addr(const struct config *cfg, unsigned cfg_port, struct sockaddr_storage *addr,
-                      socklen_t *len, char *host)
+                      socklen_t *len, char *host, int *keep)
 {
     const char *text = cfg->addr ? cfg->addr : "::";
     if (sys_parse_addr(text, cfg_port, addr, len) < 0) {
         fprintf(stderr, "pith: --addr: '%s' is not a numeric IPv4 or IPv6 address\n", text);
         return ADDR_NOT_NUMERIC;
     }
-    int port = probe_port(addr, *len);
+    int port = probe_port(addr, *len, keep);
     if (port == -EAFNOSUPPORT && !cfg->addr) {
         /* No IPv6 on this host: serve IPv4 only (SWS#134). */
         sys_parse_addr("0.0.0.0", cfg_port, addr, len);
-        port = probe_port(addr, *len);
+        port = probe_port(addr, *len, keep);
     }
     sys_addr_text(addr, host, 64);
+    return port;
+}
+
+/* The port to bind: cfg_port, or the kernel's pick for 0. With udp_too
+ * (HTTP/3 binds UDP on the TLS port's number) a pick whose UDP side
+ * another socket holds (a client's, a resolver's) is passed over: the
+ * picks stay held while we look, so each is a new port. */
+#define PICKS_MAX 16
+static int pick_port(const struct config *cfg, unsigned cfg_port, bool udp_too,
+                     struct sockaddr_storage *addr, socklen_t *len, char *host)
+{
+    int held[PICKS_MAX], port;
+    unsigned n = 0;
+    for (;;) {
+        int fd = -1;
+        port = probe_addr(cfg, cfg_port, addr, len, host, udp_too && !cfg_port ? &fd : NULL);
+        if (fd < 0)
+            break;
+        held[n++] = fd;
+        struct sockaddr_storage at;
+        socklen_t at_len;
+        sys_parse_addr(host, (unsigned)port, &at, &at_len);
+        if (n == PICKS_MAX || h3_udp_port_free(&at, at_len))
+            break;
+    }
+    while (n)
+        sys_close(held[--n]);
     return port;
 }
 
@@ -161,14 +192,14 @@ static int probe_addr(const struct config *cfg, unsigned cfg_port, struct sockad
  * the address into *out and *out_len (for the master's fresh listeners) and
  * "scheme://host:port/" into url. Returns the port, or after saying why
  * -1 (a runtime failure) or -2 (bad usage). */
-static int bind_group(const struct config *cfg, unsigned cfg_port, int *fds,
+static int bind_group(const struct config *cfg, unsigned cfg_port, bool udp_too, int *fds,
                       struct sockaddr_storage *out, socklen_t *out_len, const char *scheme,
                       char *url, size_t url_cap)
 {
     struct sockaddr_storage addr;
     socklen_t len;
     char host[64];
-    int port = probe_addr(cfg, cfg_port, &addr, &len, host);
+    int port = pick_port(cfg, cfg_port, udp_too, &addr, &len, host);
     if (port == ADDR_NOT_NUMERIC)
         return -2;
     if (port < 0) {
@@ -204,11 +235,12 @@ static int bind_listeners(const struct config *cfg, struct server *s)
     s->nlisten = cfg->workers;
     int r = 0;
     if (!cfg->tls_only)
-        r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
-                       s->url, sizeof s->url);
+        r = bind_group(cfg, cfg->port, false, s->listen_fds, &s->listen_addr, &s->listen_len,
+                       "http", s->url, sizeof s->url);
     if (r >= 0 && https_wanted(cfg)) {
-        r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
-                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+        r = bind_group(cfg, cfg->tls_port, H3_BUILT && s->set.http3, s->tls_listen_fds,
+                       &s->tls_listen_addr, &s->tls_listen_len, "https", s->tls_url,
+                       sizeof s->tls_url);
         s->tls_port = r >= 0 ? (unsigned)r : 0; /* --redirect-http's Location */
     }
     return r < 0 ? -r : 0;
@@ -220,8 +252,8 @@ static int bind_listeners(const struct config *cfg, struct server *s)
 static int bind_beside(const struct config *cfg, struct server *s)
 {
     if (s->reloading && s->listeners_own && !cfg->tls_only && s->listen_fds[0] < 0) {
-        int r = bind_group(cfg, cfg->port, s->listen_fds, &s->listen_addr, &s->listen_len, "http",
-                           s->url, sizeof s->url);
+        int r = bind_group(cfg, cfg->port, false, s->listen_fds, &s->listen_addr, &s->listen_len,
+                           "http", s->url, sizeof s->url);
         if (r < 0)
             return -r;
         s->listen_shared = false;
@@ -233,8 +265,9 @@ static int bind_beside(const struct config *cfg, struct server *s)
                         "socket (pass one named \"https\" by socket activation instead)\n");
         return 2;
     }
-    int r = bind_group(cfg, cfg->tls_port, s->tls_listen_fds, &s->tls_listen_addr,
-                       &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
+    int r =
+        bind_group(cfg, cfg->tls_port, H3_BUILT && s->set.http3, s->tls_listen_fds,
+                   &s->tls_listen_addr, &s->tls_listen_len, "https", s->tls_url, sizeof s->tls_url);
     s->tls_port = r >= 0 ? (unsigned)r : 0;
     return r < 0 ? -r : 0;
 }
@@ -561,7 +594,7 @@ static int check_tcp(const struct config *cfg, char *what, size_t cap)
     struct sockaddr_storage addr;
     socklen_t len;
     char host[64];
-    int port = probe_addr(cfg, cfg->port, &addr, &len, host);
+    int port = probe_addr(cfg, cfg->port, &addr, &len, host, NULL);
     if (port == ADDR_NOT_NUMERIC)
         return 2;
     snprintf(what, cap, "http://%s:%u/ (%s)", host, cfg->port,

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h> /* socklen_t */
 
 struct server;
 struct settings;
@@ -47,6 +48,9 @@ int h3_prepare(struct server *srv);
 const char *h3_describe(const struct server *srv);
 /* The library versions, for --version ("ngtcp2 1.11.0, nghttp3 1.8.0"). */
 const char *h3_versions(void);
+/* Whether UDP can bind addr (with its port) as h3_prepare will: for a TLS
+ * port the kernel picked (--tls-port 0), whose number UDP needs too. */
+bool h3_udp_port_free(const struct sockaddr_storage *addr, socklen_t len);
 
 /* ---- a worker ---------------------------------------------------------------------- */
 

@@ -24,6 +24,12 @@ static inline const char *h3_versions(void)
 {
     return "";
 }
+static inline bool h3_udp_port_free(const struct sockaddr_storage *addr, socklen_t len)
+{
+    (void)addr;
+    (void)len;
+    return true;
+}
 static inline size_t h3_worker_reservation(const struct settings *set)
 {
     (void)set;

@@ -86,6 +86,18 @@ int h3_udp_bind(const struct sockaddr_storage *addr, socklen_t len, int *fds, un
     return 0;
 }
 
+bool h3_udp_port_free(const struct sockaddr_storage *addr, socklen_t len)
+{
+    int fd = socket(addr->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int r = addr->ss_family == AF_INET6 ? set_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 0) : 0;
+    if (!r && bind(fd, (const struct sockaddr *)addr, len) < 0)
+        r = -errno;
+    close(fd);
+    return r == 0;
+}
+
 int h3_udp_probe_gso(int fd)
 {
     int v = 0;
