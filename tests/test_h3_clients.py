@@ -142,9 +142,13 @@ def test_concurrent_handshakes_past_the_limit_are_refused(pith):
     ended = [l for l in err.splitlines() if "a connection ended" in l]
     assert ended == ["h3client: a connection ended: transport 2"] * 6, err
     # No request of the six was served: the server opened streams only for
-    # the answers the four got (and the other client's one).
+    # the answers the four got (and the other client's one). How many
+    # requests the client made on the four, and counted as errors on the
+    # six, is its own affair (it issues the next request on whichever
+    # connection is free, sooner or later than a refusal arrives: CI's ASan
+    # pass saw 5 answers and 5 errors, another run 8 and 6).
     got = re.search(r"requests=(\d+) errors=(\d+) ", out)
-    assert got and int(got.group(2)) == 6, (out, err)
+    assert got and int(got.group(1)) >= LIMIT, (out, err)
     assert metrics(s.status)["pith_h3_streams_total"] == int(got.group(1)) + 1, out
 
 
