@@ -78,7 +78,10 @@ def test_contents_and_unpacked_binary_runs(package, tmp_path):
     subprocess.run(["dpkg-deb", "-x", deb, str(root)], check=True)
     binary = str(root / "usr" / "bin" / "pith")
     out = subprocess.run([binary, "--version"], capture_output=True, text=True)
-    assert out.stdout == "pith 0.1.0\n"
+    # Built with HTTP/3 (its libraries are in Build-Depends: ngtcp2 and
+    # nghttp3 from bookworm-backports on Debian 12, main on Debian 13).
+    assert re.fullmatch(r"pith 0\.1\.0\nHTTP/3: ngtcp2 [0-9.]+, nghttp3 [0-9.]+, GnuTLS [0-9.]+\n",
+                        out.stdout), out.stdout
     unit = (root / "lib" / "systemd" / "system" / "pith.service").read_text()
     assert "\nExecStart=/usr/bin/pith --config /etc/pith/pith.conf\n" in unit
     assert "\nExecReload=/bin/kill -HUP $MAINPID\n" in unit
