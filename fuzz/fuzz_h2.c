@@ -218,6 +218,11 @@ static bool fk_busy(struct worker *w, const struct conn *c)
     (void)w, (void)c;
     return fk.in_flight; /* io_uring's: a send in flight still reads the buffer */
 }
+static bool fk_sending(struct worker *w, const struct conn *c)
+{
+    (void)w, (void)c;
+    return fk.in_flight; /* as io_uring's: -EAGAIN then meant "sent() comes later" */
+}
 static bool fk_accept_busy(struct worker *w)
 {
     (void)w;
@@ -236,6 +241,7 @@ static const struct loop_ops loop_fake = {
     .sendfile = fk_sendfile,
     .close = fk_close,
     .busy = fk_busy,
+    .sending = fk_sending,
     .accept_busy = fk_accept_busy,
 };
 
