@@ -175,3 +175,27 @@ def spki_pin(cert):
     der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pub,
                          check=True, capture_output=True).stdout
     return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def write_asset_page(root, files):
+    """root/index.html: a tag for each asset a browser loads by itself (style
+    sheets, scripts, images, a font), and a fetch() of every other one."""
+    tags = []
+    for path in files:
+        kind = path.rsplit(".", 1)[1]
+        if kind == "css":
+            tags.append('<link rel="stylesheet" href="%s">' % path)
+        elif kind == "js":
+            tags.append('<script src="%s"></script>' % path)
+        elif kind in ("png", "svg"):
+            tags.append('<img src="%s" alt="">' % path)
+        elif kind == "woff2":
+            tags.append('<link rel="preload" as="font" type="font/woff2" crossorigin href="%s">'
+                        % path)
+    fetched = [p for p in files if p.rsplit(".", 1)[1] not in ("css", "js", "png", "svg",
+                                                              "woff2")]
+    page = ("<!doctype html><meta charset=utf-8><title>60 assets</title>\n%s\n<script>\n"
+            "window.fetched = Promise.all(%r.map(p => fetch(p).then(r => r.arrayBuffer())));\n"
+            "</script>\n" % ("\n".join(tags), fetched))
+    with open(str(root / "index.html"), "w") as f:
+        f.write(page)

@@ -18,7 +18,7 @@ from conftest import tls_pki
 
 pytest.importorskip("websocket", reason="python3-websocket is not installed")
 
-from browserutil import CHROMIUM, Browser, asset, spki_pin  # noqa: E402 (after the skip)
+from browserutil import CHROMIUM, Browser, asset, spki_pin, write_asset_page  # noqa: E402 (after the skip)
 
 pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
               pytest.mark.full_only("HTTP/2")]
@@ -41,25 +41,7 @@ def site(tmp_path_factory):
     for path, data in files.items():
         with open(str(root) + path, "wb") as f:
             f.write(data)
-    tags = []
-    for path in files:
-        kind = path.rsplit(".", 1)[1]
-        if kind == "css":
-            tags.append('<link rel="stylesheet" href="%s">' % path)
-        elif kind == "js":
-            tags.append('<script src="%s"></script>' % path)
-        elif kind in ("png", "svg"):
-            tags.append('<img src="%s" alt="">' % path)
-        elif kind == "woff2":
-            tags.append('<link rel="preload" as="font" type="font/woff2" crossorigin href="%s">'
-                        % path)
-    fetched = [p for p in files if p.rsplit(".", 1)[1] not in ("css", "js", "png", "svg",
-                                                              "woff2")]
-    page = ("<!doctype html><meta charset=utf-8><title>60 assets</title>\n%s\n<script>\n"
-            "window.fetched = Promise.all(%r.map(p => fetch(p).then(r => r.arrayBuffer())));\n"
-            "</script>\n" % ("\n".join(tags), fetched))
-    with open(str(root / "index.html"), "w") as f:
-        f.write(page)
+    write_asset_page(root, files)
     return root, files
 
 
