@@ -80,38 +80,60 @@ class Pebble:
         need_pebble()
         self.dir = str(d)
         os.makedirs(self.dir, exist_ok=True)
-        self.cert, key = api_cert(self.dir)
-        self.port = free_port()
-        self.mgmt = free_port()
-        self.dns = free_port()
-        cfg = {"pebble": {"listenAddress": "127.0.0.1:%d" % self.port,
-                          "managementListenAddress": "127.0.0.1:%d" % self.mgmt,
-                          "certificate": self.cert, "privateKey": key,
-                          "httpPort": http_port, "tlsPort": tls_port,
-                          "ocspResponderURL": "", "externalAccountBindingRequired": False}}
-        if validity:
-            cfg["pebble"]["certificateValidityPeriod"] = validity
+        self.cert, self.key = api_cert(self.dir)
+        self.http_port, self.tls_port, self.validity = http_port, tls_port, validity
         self.config = os.path.join(self.dir, "pebble.json")
-        with open(self.config, "w") as f:
-            json.dump(cfg, f)
+        self._pick_ports()
         self.env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_AUTHZREUSE="0")
         self.env.update(env or {})
         self.dns_proc = None
         self.proc = None
         self.log = os.path.join(self.dir, "pebble.log")
 
+    def _pick_ports(self):
+        """Ports for pebble's API, its management interface, the DNS server
+        and that server's management interface, written into pebble's
+        configuration. free_port only says a port was free when it looked:
+        start() picks again when another process took one first."""
+        self.port, self.mgmt = free_port(), free_port()
+        self.dns, self.dns_mgmt = free_port(), free_port()
+        cfg = {"pebble": {"listenAddress": "127.0.0.1:%d" % self.port,
+                          "managementListenAddress": "127.0.0.1:%d" % self.mgmt,
+                          "certificate": self.cert, "privateKey": self.key,
+                          "httpPort": self.http_port, "tlsPort": self.tls_port,
+                          "ocspResponderURL": "", "externalAccountBindingRequired": False}}
+        if self.validity:
+            cfg["pebble"]["certificateValidityPeriod"] = self.validity
+        with open(self.config, "w") as f:
+            json.dump(cfg, f)
+
     @property
     def url(self):
         return "https://127.0.0.1:%d/dir" % self.port
 
     def start(self):
+        for attempt in range(4):
+            try:
+                self._start_once()
+                return self
+            except RuntimeError:
+                self.stop()
+                if attempt == 3 or "address already in use" not in self.log_text() + \
+                        open(os.path.join(self.dir, "challtestsrv.log")).read():
+                    raise
+                self._pick_ports()
+        return self
+
+    def _start_once(self):
         dlog = open(os.path.join(self.dir, "challtestsrv.log"), "w")
         self.dns_proc = subprocess.Popen(
             [CHALLTESTSRV, "-dns01", "127.0.0.1:%d" % self.dns, "-http01", "", "-https01", "",
-             "-tlsalpn01", "", "-management", "127.0.0.1:%d" % free_port(), "-defaultIPv6", ""],
+             "-tlsalpn01", "", "-management", "127.0.0.1:%d" % self.dns_mgmt,
+             "-defaultIPv6", ""],
             stdout=dlog, stderr=subprocess.STDOUT, start_new_session=True)
+        _wait_port(self.dns_mgmt, self.dns_proc, "pebble-challtestsrv")
+        open(self.log, "w").close()  # a retry reads only its own attempt's log
         self.start_ca()
-        return self
 
     def start_ca(self):
         plog = open(self.log, "a")
@@ -119,8 +141,11 @@ class Pebble:
             [PEBBLE, "-config", self.config, "-dnsserver", "127.0.0.1:%d" % self.dns,
              "-strict=false"],
             stdout=plog, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
-        _wait_port(self.port, self.proc, "pebble")
-        _wait_port(self.mgmt, self.proc, "pebble's management port")
+        try:
+            _wait_port(self.port, self.proc, "pebble")
+            _wait_port(self.mgmt, self.proc, "pebble's management port")
+        except RuntimeError as e:
+            raise RuntimeError("%s; its log ends: %s" % (e, self.log_text()[-400:])) from None
 
     def stop_ca(self):
         if self.proc and self.proc.poll() is None:

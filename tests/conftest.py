@@ -16,6 +16,7 @@ pass with a failure unless PITH_ALLOW_NO_URING=1, and with PITH_CI=1 (set by
 .ci/run) any skip that tests/skips_allowed.txt does not list fails the run.
 """
 
+import collections
 import fcntl
 import fnmatch
 import os
@@ -1161,6 +1162,11 @@ def _ephemeral_low():
         return 32768
 
 
+# The ports free_port gave this process lately: a test that asks for several
+# at once (before binding any) must get different ones.
+_HANDED_OUT = collections.deque(maxlen=256)
+
+
 def free_port(family=socket.AF_INET, addr="127.0.0.1"):
     """A free port for a test that must name it before pith binds it (else
     start pith with --port 0 and read PithServer.port, or listening_ports).
@@ -1181,9 +1187,12 @@ def free_port(family=socket.AF_INET, addr="127.0.0.1"):
     first = low + worker * width
     for _ in range(200):
         port = first + int.from_bytes(os.urandom(4), "little") % width
+        if port in _HANDED_OUT:
+            continue
         s = socket.socket(family)
         try:
             s.bind((addr, port))
+            _HANDED_OUT.append(port)
             return port
         except OSError:
             continue
