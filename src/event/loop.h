@@ -19,8 +19,10 @@
  *   never a receive of 0 bytes.
  * - writable() only when the socket can take bytes (or has failed, which
  *   the next send reports); a peer's FIN alone (RDHUP) is not room.
- * - -EAGAIN from any completion is "try again": a send is repeated once
- *   there is room, never reported as an error.
+ * - A send that meets a full socket is -EAGAIN, never an error: at once on
+ *   epoll, through sent() on io_uring (its sends carry MSG_DONTWAIT, so a
+ *   full socket is seen, not waited on inside the ring). Nothing went; the
+ *   connection waits for room (want_write) and sends the same bytes again.
  * - A peer's FIN while answers are owed is held back until the connection
  *   reads again, after what was received before it.
  * - Bounded: what a connection holds in the backend is bounded (io_uring:

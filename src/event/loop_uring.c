@@ -23,16 +23,19 @@
  *   are answered (RFC 9112 §9.3.2: a client retries pipelined requests left
  *   unanswered by a close).
  * - Send: IORING_OP_SENDMSG of the connection's iovecs (MSG_MORE before a
- *   file body). Files go by sendfile(2) itself, zero-copy like splice; when
- *   the socket is full a POLL_ADD waits for room.
+ *   file body), with MSG_DONTWAIT: a send that meets a full socket comes
+ *   back -EAGAIN at once, as on the epoll loop, rather than wait inside the
+ *   ring where the connection cannot see it (HTTP/2 takes its cork off when
+ *   the socket is full: a corked tail would hold back the room it waits
+ *   for). The connection then waits for room (want_write) and sends again.
+ *   Files go by sendfile(2) itself, zero-copy like splice; when the socket
+ *   is full a POLL_ADD waits for room.
  * - Room after the peer's FIN: io_uring reports RDHUP to every poll of a
- *   socket whatever it asked for (the kernel's IO_POLL_UNMASK), its own
- *   internal polls included, so once the peer has ended its stream a
- *   POLL_ADD(POLLOUT) completes at once without room, and a SENDMSG that
- *   meets a full socket comes back -EAGAIN. Such a connection waits for
- *   room in an epoll set of the worker's instead (EPOLLOUT only, one-shot),
- *   which the ring polls; the SENDMSG is submitted again once there is
- *   room. Waiting costs nothing, as on the epoll loop.
+ *   socket whatever it asked for (the kernel's IO_POLL_UNMASK), so once the
+ *   peer has ended its stream a POLL_ADD(POLLOUT) completes at once without
+ *   room. Such a connection waits for room in an epoll set of the worker's
+ *   instead (EPOLLOUT only, one-shot), which the ring polls. Waiting costs
+ *   nothing, as on the epoll loop.
  * - Close: a connection with an operation in flight is cancelled and freed
  *   only when its last completion arrives: a send still reads its memory.
  * - Signals: a read of the signalfd, re-armed after each.
@@ -238,7 +241,7 @@ static int ur_conn_start(struct worker *w, struct conn *c)
     uc->held_off = 0;
     uc->end = false;
     uc->single = false;
-    uc->resend = uc->peer_ended = uc->in_room_set = false;
+    uc->peer_ended = uc->in_room_set = false;
     return 0;
 }
 
@@ -272,8 +275,7 @@ static void wait_in_room_set(struct worker *w, struct conn *c)
     arm_room_set(u);
 }
 
-/* Waits until the socket can take bytes: writable() then (or, after a
- * SENDMSG that came back -EAGAIN, that SENDMSG again). */
+/* Waits until the socket can take bytes: writable() then. */
 static void wait_room(struct worker *w, struct conn *c)
 {
     if (c->events & (IN_POLL | IN_ROOM))
@@ -293,16 +295,6 @@ static void ur_want_write(struct worker *w, struct conn *c)
     wait_room(w, c);
 }
 
-static void submit_send(struct worker *w, struct conn *c)
-{
-    struct uconn *uc = uconn(w, c);
-    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
-    io_uring_prep_sendmsg(sqe, c->fd, &uc->msg, (unsigned)uc->msg_flags);
-    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
-    c->events |= IN_SEND;
-    uc->resend = false;
-}
-
 static ssize_t ur_send(struct worker *w, struct conn *c, const struct iovec *iov, unsigned n,
                        bool more)
 {
@@ -312,8 +304,11 @@ static ssize_t ur_send(struct worker *w, struct conn *c, const struct iovec *iov
     memset(&uc->msg, 0, sizeof uc->msg);
     uc->msg.msg_iov = (struct iovec *)iov; /* the connection keeps it until sent() */
     uc->msg.msg_iovlen = n;
-    uc->msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
-    submit_send(w, c);
+    unsigned flags = MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0);
+    struct io_uring_sqe *sqe = uring_sqe_get(u);
+    io_uring_prep_sendmsg(sqe, c->fd, &uc->msg, flags);
+    io_uring_sqe_set_data64(sqe, ud_conn(w, c, K_SEND));
+    c->events |= IN_SEND;
     return -EAGAIN; /* sent() with the result */
 }
 
@@ -346,7 +341,7 @@ static void ur_close(struct worker *w, struct conn *c)
         c->events &= ~IN_ROOM;
         u->room_wait--;
     }
-    uc->in_room_set = uc->resend = false;
+    uc->in_room_set = false;
     sys_close(c->fd);
     uring_drop_held(state(w), uconn(w, c));
     uring_unstarve(w, c);
@@ -366,7 +361,8 @@ static bool ur_busy(struct worker *w, const struct conn *c)
 
 static bool ur_sending(struct worker *w, const struct conn *c)
 {
-    return (c->events & IN_SEND) || state(w)->uc[c - w->conns].resend;
+    (void)w;
+    return (c->events & IN_SEND) != 0;
 }
 
 /* ---- completions ------------------------------------------------------------------------ */
@@ -390,32 +386,12 @@ static void on_accept(struct worker *w, const struct completion *e)
         listen_one(w, tls, true); /* ended on its own while we still listen */
 }
 
-/* The socket can take bytes: the SENDMSG that met a full socket goes
- * again, or the transport is told. */
-static void room(struct worker *w, struct conn *c)
-{
-    if (uconn(w, c)->resend)
-        submit_send(w, c);
-    else
-        c->tp->writable(w, c);
-}
-
 static void on_send(struct worker *w, struct conn *c, const struct completion *e)
 {
     c->events &= ~IN_SEND;
     if (c->state == CONN_CLOSING)
         return;
-    if (e->res == -EAGAIN) {
-        /* Try again, never an error: the ring's own poll woke for the
-         * peer's FIN, not for room (see the top). The same SENDMSG goes
-         * once there is room; its iovecs stay valid until sent(). */
-        struct uconn *uc = uconn(w, c);
-        uc->peer_ended = true;
-        uc->resend = true;
-        wait_room(w, c);
-        return;
-    }
-    c->tp->sent(w, c, e->res);
+    c->tp->sent(w, c, e->res); /* -EAGAIN: nothing went, the socket is full */
 }
 
 /* The room set has a socket with room: each one waiting there goes on. */
@@ -432,7 +408,7 @@ static void on_room_set(struct worker *w)
         c->events &= ~IN_ROOM;
         u->room_wait--;
         if (c->state != CONN_CLOSING && c->state != CONN_FREE)
-            room(w, c);
+            c->tp->writable(w, c);
     }
     arm_room_set(u);
 }
@@ -450,7 +426,7 @@ static void on_conn(struct worker *w, const struct completion *e)
         if (e->res < 0) {
             conn_close(w, c, CLOSE_ERROR);
         } else if (e->res & (POLLOUT | POLLERR | POLLHUP)) {
-            room(w, c); /* room, or an error the next send reports */
+            c->tp->writable(w, c); /* room, or an error the next send reports */
         } else {
             /* RDHUP alone: the peer ended its stream, and this poll (and
              * every later one) wakes for that, not for room. */

@@ -48,14 +48,12 @@ enum kind {
 #define IN_RECV 1u
 #define IN_SEND 2u
 #define IN_POLL 4u
-#define IN_ROOM 8u /* waiting in the room set (its memory: a SENDMSG to submit again) */
+#define IN_ROOM 8u /* waiting in the room set */
 
 /* Per connection: a sendmsg's header (it must live until the completion)
  * and received bytes not yet taken by the connection. */
 struct uconn {
     struct msghdr msg;
-    int msg_flags;    /* the SENDMSG's flags, for a submission again */
-    bool resend;      /* the SENDMSG came back -EAGAIN: submitted again when there is room */
     bool peer_ended;  /* the peer's FIN was seen: room is waited for in the room set */
     bool in_room_set; /* the socket is in the room set (added once, re-armed one-shot) */
     /* Held ring buffers, oldest first, linked through uring.held_next. A

@@ -44,9 +44,9 @@ struct transport_ops {
      * there after all (-EAGAIN: the room offered is unused) or the socket
      * failed (-errno). */
     void (*received)(struct worker *w, struct conn *c, ssize_t n);
-    /* A send that returned -EAGAIN ended: n bytes or -errno (the loop
-     * repeats a send that completes -EAGAIN itself; conn_sent treats one
-     * as "wait for room"). */
+    /* A send that returned -EAGAIN ended: n bytes, -EAGAIN (the socket
+     * was full and nothing went: wait for room, then send again) or
+     * -errno. */
     void (*sent)(struct worker *w, struct conn *c, ssize_t n);
     /* The socket can take bytes again (never for a peer's FIN alone). */
     void (*writable)(struct worker *w, struct conn *c);

@@ -798,6 +798,8 @@ static void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
     if (c->state == CONN_CLOSING)
         return;
     if (n == -EAGAIN || n == -EINTR) {
+        if (n == -EAGAIN)
+            socket_full(hc);       /* io_uring's send met a full socket */
         w->loop->want_write(w, c); /* nothing went: the same bytes when there is room */
         return;
     }
