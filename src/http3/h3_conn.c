@@ -220,13 +220,9 @@ static uint64_t deadline(const struct h3_conn *hc, bool *unfinished)
     *unfinished = false;
     if (!hc->handshake_done)
         return UINT64_MAX;
-    uint64_t oldest = UINT64_MAX;
-    for (const struct h3_stream *st = hc->streams; st; st = st->next)
-        if (!st->answered && !st->malformed && st->opened_at < oldest)
-            oldest = st->opened_at;
-    if (oldest != UINT64_MAX) {
+    if (hc->waiting) { /* the oldest request with no answer yet */
         *unfinished = true;
-        return oldest + (uint64_t)set->timeout_header * NGTCP2_SECONDS;
+        return hc->waiting->opened_at + (uint64_t)set->timeout_header * NGTCP2_SECONDS;
     }
     return hc->active_at +
            (uint64_t)(hc->nstreams ? set->timeout_send : set->timeout_keepalive) * NGTCP2_SECONDS;

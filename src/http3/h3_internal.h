@@ -110,6 +110,11 @@ struct h3_conn {
     uint64_t expiry;   /* ns, ngtcp2's next timer */
     uint64_t close_at; /* ns: the end of the closing or draining period; 0 */
     struct h3_stream *streams;
+    /* The streams with no answer yet, oldest first (deadline() reads the
+     * head), and the one whose answer's last byte nghttp3 took last: its
+     * FIN is, as a rule, the next one written (h3_stream_fin_sent). Both
+     * spare a walk over streams whose memory is cold. */
+    struct h3_stream *waiting, *waiting_tail, *fin_hint;
     uint32_t nstreams;
     bool in_use;
     bool handshake_done;
@@ -153,6 +158,7 @@ struct h3_stream {
     struct h3_conn *conn;
     int64_t id;
     struct h3_stream *next, *prev;
+    struct h3_stream *wait_next, *wait_prev; /* in the connection's waiting list */
     struct exchange *x;
     struct span path, authority, scheme; /* the pseudo-headers */
     uint32_t bytes_len;                  /* of the request's bytes used */
@@ -160,6 +166,8 @@ struct h3_stream {
     int refuse;                          /* HTTP/1's verdict (400, 414, 431), or 0 */
     int fields_verdict;                  /* http_fields' first refusal, or 0 */
     bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
+    bool waiting;       /* in the connection's list of streams with no answer yet */
+    bool exchanging;    /* x is active: kept here, so ending a stream need not touch x */
     uint64_t opened_at; /* ns: a request unfinished past --timeout-header ends the connection */
     /* The send chunks, oldest first (a ring of indices into the worker's
      * pool): bytes copied from the queue and handed to nghttp3, which

@@ -302,6 +302,36 @@ void h3_streams_trim(struct h3_worker *hw)
     }
 }
 
+/* The connection's list of streams with no answer yet (see h3_conn). */
+static void wait_join(struct h3_stream *st)
+{
+    struct h3_conn *hc = st->conn;
+    st->waiting = true;
+    st->wait_prev = hc->waiting_tail;
+    st->wait_next = NULL;
+    if (hc->waiting_tail)
+        hc->waiting_tail->wait_next = st;
+    else
+        hc->waiting = st;
+    hc->waiting_tail = st;
+}
+
+static void wait_leave(struct h3_stream *st)
+{
+    struct h3_conn *hc = st->conn;
+    if (!st->waiting)
+        return;
+    st->waiting = false;
+    if (st->wait_prev)
+        st->wait_prev->wait_next = st->wait_next;
+    else
+        hc->waiting = st->wait_next;
+    if (st->wait_next)
+        st->wait_next->wait_prev = st->wait_prev;
+    else
+        hc->waiting_tail = st->wait_prev;
+}
+
 struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
 {
     struct h3_worker *hw = hc->hw;
@@ -325,6 +355,7 @@ struct h3_stream *h3_stream_open(struct h3_conn *hc, int64_t id)
         hc->streams->prev = st;
     hc->streams = st;
     hc->nstreams++;
+    wait_join(st);
     H3_COUNT(hw, streams);
     return st;
 }
@@ -335,10 +366,13 @@ void h3_stream_free(struct h3_stream *st)
     struct worker *w = hc->hw->w;
     if (hc->hc)
         nghttp3_conn_set_stream_user_data(hc->hc, st->id, NULL);
-    if (st->x->active) {
+    if (st->exchanging) {
         exchange_log(w, st->x, &hc->path.peer, -1);
         exchange_release(w, st->x);
     }
+    wait_leave(st);
+    if (hc->fin_hint == st)
+        hc->fin_hint = NULL;
     if (st->prev)
         st->prev->next = st->next;
     else
@@ -377,6 +411,7 @@ static void refuse(struct h3_stream *st, int status)
 static void malformed(struct h3_stream *st)
 {
     st->malformed = true;
+    wait_leave(st);
     ngtcp2_conn_shutdown_stream(st->conn->qc, 0, st->id, NGHTTP3_H3_MESSAGE_ERROR);
     h3_conn_glitch(st->conn);
 }
@@ -479,6 +514,7 @@ static void begin_exchange(struct worker *w, struct h3_stream *st)
 {
     char *out = (char *)st->x + POOL_EXCH_SIZE;
     exchange_begin(st->x, &h3_codec, out, POOL_OUT_SIZE, out + POOL_OUT_SIZE, POOL_DIR_SIZE);
+    st->exchanging = true;
     if (w->set->log_json && w->log.fd >= 0)
         st->x->started_us = sys_now_us();
     st->x->tls = true;
@@ -543,6 +579,9 @@ static void h3_head(struct worker *w, struct exchange *x, const struct response 
                                        (lf[i].lower ? NGHTTP3_NV_FLAG_NO_COPY_NAME : 0))};
     x->q.chunked = false; /* DATA frames and the stream's FIN carry the framing */
     st->answered = true;
+    wait_leave(st);
+    if (!x->body)
+        st->conn->fin_hint = st; /* the FIN goes with the HEADERS */
     nghttp3_data_reader body = {.read_data = h3_stream_read_body};
     if (nghttp3_conn_submit_response(st->conn->hc, st->id, nv, n, x->body ? &body : NULL) != 0)
         ngtcp2_conn_shutdown_stream(st->conn->qc, 0, st->id, NGHTTP3_H3_INTERNAL_ERROR);
@@ -582,6 +621,7 @@ nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *v
     if (outq_empty(&x->q)) {
         if (!x->src || x->src_finished) {
             st->eof = true;
+            st->conn->fin_hint = st;
             *pflags |= NGHTTP3_DATA_FLAG_EOF;
             return 0;
         }
@@ -617,19 +657,23 @@ nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *v
     st->chunk_len[(st->chunk_head + st->nchunks - 1) % H3_STREAM_CHUNKS] = (uint16_t)len;
     st->body_given += len;
     vec[0] = (nghttp3_vec){(uint8_t *)p, len};
-    if (st->eof)
+    if (st->eof) {
+        st->conn->fin_hint = st;
         *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    }
     return 1;
 }
 
 void h3_stream_fin_sent(struct h3_conn *hc, int64_t id)
 {
-    struct h3_stream *st = hc->streams;
-    while (st && st->id != id)
-        st = st->next;
-    if (!st || !st->x->active)
+    struct h3_stream *st = hc->fin_hint;
+    if (!st || st->id != id)
+        for (st = hc->streams; st && st->id != id;)
+            st = st->next;
+    if (!st || !st->exchanging)
         return;
     struct worker *w = hc->hw->w;
+    st->exchanging = false;
     exchange_log(w, st->x, &hc->path.peer, -1);
     exchange_release(w, st->x);
 }
