@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h2_conn.c - see h2_conn.h. One HTTP/2 connection over its transport: the
- * received bytes go to nghttp2 as they come (nothing of them is kept), and
- * what nghttp2 has to send (its own frames through send_cb, DATA through
- * h2_stream.c's send_data) is written into one output buffer of H2_OUT_CAP
- * bytes in the connection's pool slot, across all streams, then handed to
- * the transport in one send. While that send waits for the socket nothing
- * more is produced, but input is still read (c->duplex): a request, a reset
- * or a window that arrives during a download is taken at once, so the next
- * buffer holds what the client wants now. A peer that stops reading costs
- * the buffer and what nghttp2 queues for it: its answers to PING and
- * SETTINGS end at max_outbound_ack and max_settings, responses at the
- * stream limit, and the send timeout runs regardless of input.
+ * h2_conn.c - see h2_conn.h. One HTTP/2 connection's session and its life
+ * over the transport: the received bytes go to nghttp2 as they come
+ * (nothing of them is kept), and what nghttp2 has to send (its own frames
+ * through send_cb, DATA through h2_stream.c's send_data) is written into the
+ * connection's one output buffer, across all streams, which h2_send.c owns
+ * and hands to the transport (the pump, the cork). While a send waits for
+ * the socket nothing more is produced, but input is still read (c->duplex):
+ * a request, a reset or a window that arrives during a download is taken at
+ * once, so the next buffer holds what the client wants now. A peer that
+ * stops reading costs the buffer and what nghttp2 queues for it: its
+ * answers to PING and SETTINGS end at max_outbound_ack and max_settings,
+ * responses at the stream limit, and the send timeout runs regardless of
+ * input. Each event here ends with the pump (h2_pump), then settle (the
+ * close, the deadline, reading on); the pump calls back into this file only
+ * to fill the empty buffer (h2_produce).
  *
  * Limits (each set here, even where nghttp2's default agrees): the SETTINGS
  * pith sends (MAX_CONCURRENT_STREAMS from --h2-max-streams, HEADER_TABLE_SIZE
@@ -66,26 +69,11 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /* nghttp2's own default for SETTINGS_MAX_CONCURRENT_STREAMS (no limit). */
 #define STREAMS_UNLIMITED 0xffffffffu
 
-/* ---- the output buffer ----------------------------------------------------------------- */
+/* ---- nghttp2's output ------------------------------------------------------------------ */
 
 static struct h2_conn *conn_record(struct worker *w, const struct conn *c)
 {
     return &w->h2->conns[c - w->conns];
-}
-
-static char *out_buf(struct h2_conn *hc)
-{
-    return hc->c->slot + POOL_IN_SIZE;
-}
-
-uint32_t h2_out_room(const struct h2_conn *hc)
-{
-    return H2_OUT_CAP - hc->out_len;
-}
-
-char *h2_out_tail(struct h2_conn *hc)
-{
-    return out_buf(hc) + hc->out_len;
 }
 
 /* pith's first SETTINGS frame, as nghttp2 wrote it into the output
@@ -126,9 +114,10 @@ static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t length, i
 
 static void unstash(struct worker *w, struct h2_conn *hc);
 
-/* Fills the output buffer from every stream nghttp2 has something for. */
-static void produce(struct worker *w, struct h2_conn *hc)
+/* The pump's one hook (h2_internal.h): the buffer went whole; fill it. */
+void h2_produce(struct worker *w, struct h2_conn *hc)
 {
+    h2_stream_resume(hc);
     if (hc->failed)
         return;
     conn_take_slot(w, hc->c);
@@ -140,81 +129,6 @@ static void produce(struct worker *w, struct h2_conn *hc)
 static void arm(struct worker *w, struct conn *c, unsigned seconds)
 {
     conn_arm(w, c, seconds);
-}
-
-static void uncork(struct h2_conn *hc)
-{
-    if (hc->corked) {
-        hc->corked = false;
-        sys_set_cork(hc->c->fd, false);
-    }
-}
-
-/* The socket took less than it was given, or nothing: pith now waits for
- * room, which the kernel signals once fewer than H2_NOTSENT_LOWAT bytes
- * are unsent. A corked socket keeps back a tail shorter than a segment
- * (64 KiB on loopback, more than that mark) until the kernel's 200 ms
- * limit, so the room would never come: the cork comes off until the burst
- * ends. A socket the client's window fills gains nothing from it anyway. */
-static void socket_full(struct h2_conn *hc)
-{
-    hc->full = true;
-    uncork(hc);
-}
-
-/* Writes the buffer, refilling it whenever all of it went, until the
- * socket waits or nothing is left. From the second buffer of a burst (the
- * buffers written back to back, across the completions of io_uring's
- * asynchronous sends too) the socket is corked: the kernel then sends full
- * segments instead of one per write (one per TLS record), and the client
- * is woken once for them. A burst of one buffer, every small response,
- * pays no extra system call. The burst ends, and the cork comes off so
- * that what is queued goes now, when the pump stops with no send in
- * flight (nothing left to produce, or the client's window is spent: a
- * corked tail would wait up to 200 ms for a client that waits for it); a
- * send in flight comes back here through sent() or writable(). The cork
- * also comes off, for the rest of the burst, once the socket is full (see
- * socket_full). */
-static void pump(struct worker *w, struct h2_conn *hc)
-{
-    struct conn *c = hc->c;
-    while (!hc->sending && c->state != CONN_CLOSING) {
-        if (hc->out_sent == hc->out_len) {
-            hc->burst += hc->out_len > 0; /* a buffer went whole */
-            hc->out_len = hc->out_sent = 0;
-            h2_stream_resume(hc);
-            produce(w, hc);
-            if (hc->out_len == 0)
-                break;
-        }
-        if (hc->burst && !hc->corked && !hc->no_cork && !hc->full) {
-            hc->corked = sys_set_cork(c->fd, true) == 0;
-            hc->no_cork = !hc->corked; /* a Unix socket has none: tried once */
-        }
-        hc->iov = (struct iovec){out_buf(hc) + hc->out_sent, hc->out_len - hc->out_sent};
-        hc->sending = true;
-        ssize_t n = c->tp->send(w, c, &hc->iov, 1, false);
-        if (n == -EAGAIN) {
-            if (!w->loop->sending(w, c))
-                socket_full(hc); /* writable() comes back */
-            break;               /* or sent() */
-        }
-        hc->sending = false;
-        if (n == -EINTR)
-            continue;
-        if (n < 0) {
-            conn_close(w, c, CLOSE_ERROR);
-            return;
-        }
-        hc->out_sent += (uint32_t)n;
-        hc->timer_mode = H2_TIMER_WRITE;
-        arm(w, c, w->set->timeout_send); /* progress */
-    }
-    if (hc->sending || c->state == CONN_CLOSING || c->state == CONN_FREE)
-        return;
-    hc->burst = 0;
-    hc->full = false;
-    uncork(hc); /* what is queued goes now */
 }
 
 /* The connection ends. After pith's GOAWAY the client may still be
@@ -754,7 +668,7 @@ void h2_conn_start(struct worker *w, struct conn *c)
         hc->failed = true;
     feed(w, hc, c->slot, c->in_len); /* the preface, and what came with it */
     c->in_len = 0;
-    pump(w, hc);
+    h2_pump(w, hc);
     settle(w, hc);
 }
 
@@ -777,7 +691,7 @@ static void h2_conn_input_done(struct worker *w, struct conn *c, ssize_t n)
         return;
     if (n > 0) {
         feed(w, hc, w->h2->rx, (size_t)n);
-        pump(w, hc);
+        h2_pump(w, hc);
     } else if (n == 0) {
         /* The client's FIN (or close_notify): it sends nothing more but
          * may still read, so what is owed for the requests it completed
@@ -797,23 +711,8 @@ static void h2_conn_sent(struct worker *w, struct conn *c, ssize_t n)
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
         return;
-    if (n == -EAGAIN || n == -EINTR) {
-        if (n == -EAGAIN)
-            socket_full(hc);       /* io_uring's send met a full socket */
-        w->loop->want_write(w, c); /* nothing went: the same bytes when there is room */
-        return;
-    }
-    hc->sending = false;
-    if (n < 0) {
-        conn_close(w, c, CLOSE_ERROR);
-        return;
-    }
-    if ((size_t)n < hc->iov.iov_len)
-        socket_full(hc); /* the next send would wait for room */
-    hc->out_sent += (uint32_t)n;
-    arm(w, c, w->set->timeout_send);
-    pump(w, hc);
-    settle(w, hc);
+    if (h2_sent(w, hc, n)) /* false: the bytes wait for room, or c closed */
+        settle(w, hc);
 }
 
 static void h2_conn_writable(struct worker *w, struct conn *c)
@@ -821,8 +720,8 @@ static void h2_conn_writable(struct worker *w, struct conn *c)
     struct h2_conn *hc = c->h2;
     if (c->state == CONN_CLOSING)
         return;
-    hc->sending = hc->resume_on_write = false;
-    pump(w, hc);
+    hc->resume_on_write = false;
+    h2_writable(w, hc);
     settle(w, hc);
 }
 
@@ -838,7 +737,7 @@ static void h2_conn_on_timeout(struct worker *w, struct conn *c)
     }
     /* Idle, or a client that left its streams unfinished: say so. */
     goaway(w, hc, NGHTTP2_NO_ERROR);
-    pump(w, hc);
+    h2_pump(w, hc);
     if (c->state == CONN_CLOSING)
         return;
     if (hc->sending || hc->out_sent < hc->out_len) {
@@ -864,7 +763,7 @@ static void h2_conn_drain(struct worker *w, struct conn *c)
     nghttp2_submit_goaway(hc->session, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(hc->session), NGHTTP2_NO_ERROR,
                           NULL, 0);
-    pump(w, hc);
+    h2_pump(w, hc);
     settle(w, hc);
 }
 

@@ -7,9 +7,9 @@
  * `Upgrade: h2c` request stays HTTP/1.1). From then on the connection's
  * protocol is HTTP/2's (h2_proto, a struct conn_proto): nghttp2 (framing, HPACK, flow control)
  * reads the stream's bytes, h2_stream.c turns each stream into the same exchange and handler call
- * HTTP/1 makes, and this file owns the one bounded output buffer every stream's frames are written
- * into, the timers, the limits the hostile-peer list needs and the graceful drain (docs/DESIGN.md
- * §1, "HTTP/2").
+ * HTTP/1 makes, h2_send.c owns the one bounded output buffer every stream's frames are written
+ * into and sends it (the pump, the cork), and h2_conn.c owns the session, the timers, the limits
+ * the hostile-peer list needs and the graceful drain (docs/DESIGN.md §1, "HTTP/2").
  */
 #ifndef PITH_H2_CONN_H
 #define PITH_H2_CONN_H

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h2_internal.h - what h2_conn.c (the connection: session, output buffer,
- * limits, timers) and h2_stream.c (a stream: its request, its exchange, its
- * HEADERS and DATA) share. Nothing outside the two includes it.
+ * h2_internal.h - what h2_conn.c (the connection: session, input, limits,
+ * timers, its life), h2_send.c (the connection's output buffer, the pump and
+ * the cork), h2_stream.c (a stream: its request, its exchange, its HEADERS
+ * and DATA) and h2_mem.c (nghttp2's allocator) share. Nothing outside them
+ * includes it.
  *
  * Memory (docs/DESIGN.md §1, "HTTP/2"):
  *   - per connection: struct h2_conn (reserved per connection slot at start)
@@ -27,6 +29,7 @@
 #include <nghttp2/nghttp2.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 struct worker;
@@ -118,6 +121,8 @@ struct h2_conn {
     bool framebuf_taken; /* nghttp2 holds it now */
     struct worker *w;
     struct conn *c;
+    /* The output side (h2_send.c): frames are added at h2_out_tail(), which
+     * out_len then grows past; the pump sends from out_sent. */
     uint32_t out_len, out_sent; /* the output buffer's bytes, and how many went */
     bool sending;               /* a send returned -EAGAIN: sent() or writable() follows */
     unsigned burst;             /* buffers written back to back since the socket last waited */
@@ -188,12 +193,30 @@ struct h2_stream {
     int32_t window_before; /* its window before a SETTINGS frame (h2_stream_windows_before) */
 };
 
-/* ---- h2_conn.c, for h2_stream.c ---- */
+/* ---- h2_send.c, for h2_conn.c and h2_stream.c ---- */
 
 /* Room left in the output buffer. */
 uint32_t h2_out_room(const struct h2_conn *hc);
 /* The output buffer's next free byte. */
 char *h2_out_tail(struct h2_conn *hc);
+/* Writes the output buffer to the transport, refilling it (h2_produce)
+ * whenever all of it went, until the socket waits, nothing is left or the
+ * connection closed; corks the socket within a burst of buffers, uncorks
+ * it when the pump stops with no send in flight. */
+void h2_pump(struct worker *w, struct h2_conn *hc);
+/* The transport's send in flight finished with n (bytes, or -errno): taken
+ * into account, then the pump goes on. false when there is nothing to
+ * settle: the same bytes wait for room (writable() follows), or c closed. */
+bool h2_sent(struct worker *w, struct h2_conn *hc, ssize_t n);
+/* The socket has room again (the transport's writable()): the pump goes on. */
+void h2_writable(struct worker *w, struct h2_conn *hc);
+
+/* ---- h2_conn.c, for h2_send.c and h2_stream.c ---- */
+
+/* h2_send.c's one call back into the session: the output buffer went
+ * whole (it is empty); the streams whose DATA waited for room resume, and
+ * it is filled from every stream nghttp2 has something for. */
+void h2_produce(struct worker *w, struct h2_conn *hc);
 /* A glitch happened; false when it emptied the bucket (GOAWAY is queued). */
 bool h2_glitch(struct worker *w, struct h2_conn *hc);
 /* A stream was reset (by either side); false when the budget ran out. */
