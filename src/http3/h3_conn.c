@@ -35,11 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Glitches (hostile peers): a bucket of this many, refilled by 100 a
- * second; empty, the connection closes with H3_EXCESSIVE_LOAD. */
-#define GLITCH_BUDGET 1000
-#define GLITCH_REFILL 100
-
 static ngtcp2_path path_of(struct h3_path *p)
 {
     return (ngtcp2_path){
@@ -145,18 +140,6 @@ static void close_liberr(struct h3_conn *hc, int rv)
     close_with(hc, &ce, hc->handshake_done ? H3_CLOSE_PROTOCOL : H3_CLOSE_HANDSHAKE);
 }
 
-/* A close decided inside ngtcp2's or nghttp3's callbacks, where neither
- * may be asked to write: done once the library has returned (conn_read,
- * h3_conn_flush). The first decision stands. */
-static void doom(struct h3_conn *hc, uint64_t code, enum h3_close why)
-{
-    if (hc->doomed)
-        return;
-    hc->doomed = true;
-    hc->doom_code = code;
-    hc->doom_why = why;
-}
-
 /* A client over --max-conns-per-client: CONNECTION_REFUSED, a transport
  * error (RFC 9000 §20.1), not one of HTTP/3's. */
 static void close_refused(struct h3_conn *hc)
@@ -167,6 +150,12 @@ static void close_refused(struct h3_conn *hc)
     close_with(hc, &ce, H3_CLOSE_LIMIT);
 }
 
+/* A close decided inside ngtcp2's or nghttp3's callbacks (h3_doom: a
+ * refusal here, a glitch budget spent here, in h3_http.c or in
+ * h3_stream.c), carried out now that the library has returned: by
+ * conn_read when the read failed, else by the connection's next flush
+ * (after the batch of datagrams that brought it), before anything more is
+ * written. */
 static bool close_if_doomed(struct h3_conn *hc)
 {
     if (!hc->doomed)
@@ -184,19 +173,6 @@ static bool close_if_doomed(struct h3_conn *hc)
 static bool refused(const struct h3_conn *hc)
 {
     return hc->doomed && hc->doom_why == H3_CLOSE_LIMIT;
-}
-
-void h3_conn_glitch(struct h3_conn *hc)
-{
-    H3_COUNT(hc->hw, glitches);
-    int64_t now = hc->hw->w->now_ms;
-    uint64_t refill = (uint64_t)(now - hc->glitch_at) * GLITCH_REFILL / 1000;
-    if (refill) {
-        hc->glitches = refill >= hc->glitches ? 0 : hc->glitches - (uint32_t)refill;
-        hc->glitch_at = now;
-    }
-    if (++hc->glitches > GLITCH_BUDGET)
-        doom(hc, NGHTTP3_H3_EXCESSIVE_LOAD, H3_CLOSE_FLOOD);
 }
 
 void h3_conn_progress(struct h3_conn *hc, bool active)
@@ -475,7 +451,7 @@ static void conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_
         if (was_done && !hc->useful) {
             ngtcp2_conn_get_conn_info(hc->qc, &after);
             if (after.bytes_in_flight >= before.bytes_in_flight)
-                h3_conn_glitch(hc);
+                h3_glitch(hc);
         }
         h3_dirty(hc);
         return;
@@ -703,7 +679,7 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
     if (refused(hc))
         return 0;
     if (len == 0 && !fin)
-        h3_conn_glitch(hc); /* an empty STREAM frame: no work for us, some for the peer */
+        h3_glitch(hc); /* an empty STREAM frame: no work for us, some for the peer */
     else
         h3_conn_progress(hc, ngtcp2_is_bidi_stream(id)); /* a request's bytes move deadlines */
     if (!hc->hc && h3_http_start(hc) < 0)
@@ -803,7 +779,7 @@ static int remove_connection_id(ngtcp2_conn *qc, const ngtcp2_cid *cid, void *ud
     /* RETIRE_CONNECTION_ID floods: each ID the client retires makes a new
      * one (random bytes, a reset token, the table): a glitch each. */
     if (hc->handshake_done)
-        h3_conn_glitch(hc);
+        h3_glitch(hc);
     return 0;
 }
 
@@ -816,11 +792,11 @@ static int handshake_completed(ngtcp2_conn *qc, void *ud)
     hc->hw->handshakes--;
     /* The address is validated (the client's Finished came): the
      * connection counts for its client from now, or is refused, closed
-     * once ngtcp2 returns (doom), its requests unserved (refused()). */
+     * once ngtcp2 returns (h3_doom), its requests unserved (refused()). */
     if (!h3_client_validated(hc)) {
         h3_client_refused(hc->hw);
         hc->doomed = false; /* the refusal stands over any earlier decision */
-        doom(hc, NGTCP2_CONNECTION_REFUSED, H3_CLOSE_LIMIT);
+        h3_doom(hc, NGTCP2_CONNECTION_REFUSED, H3_CLOSE_LIMIT);
         return 0;
     }
     h3_send_new_token(hc); /* a returning client skips the Retry (RFC 9000 §8.1.3) */
@@ -837,7 +813,7 @@ static int path_validation(ngtcp2_conn *qc, uint32_t flags, const ngtcp2_path *p
     /* Each new path costs a validation (and sends to an address not yet
      * known to be the client's): a glitch each, so a peer hopping from
      * address to address runs out, a client that moves now and then never. */
-    h3_conn_glitch(hc);
+    h3_glitch(hc);
     return 0;
 }
 

@@ -76,7 +76,7 @@ static int stream_close(nghttp3_conn *c, int64_t id, uint64_t code, void *ud, vo
     struct h3_stream *st = sud;
     if (st) {
         if (code != NGHTTP3_H3_NO_ERROR || !st->answered)
-            h3_conn_glitch(st->conn); /* HTTP/3's Rapid Reset spends the budget */
+            h3_glitch(st->conn); /* HTTP/3's Rapid Reset spends the budget */
         h3_stream_free(st);
     }
     return 0;

@@ -5,22 +5,31 @@
  *
  *   h3_worker.c  the master's preparation and a worker's state: init, exit,
  *                the loop's entry points, the report
- *   h3_udp.c     the UDP sockets: binding the group (master), receiving in
- *                batches with the local address, sending with GSO
- *   h3_bpf.c     the classic BPF program that steers by worker index
- *   h3_token.c   the shared secrets, connection IDs, Retry and NEW_TOKEN
- *                tokens, stateless reset tokens
- *   h3_tls.c     QUIC's TLS: GnuTLS credentials per certificate pair, the
- *                session of a connection, SNI and ALPN
- *   h3_cid.c     connection ID -> connection, for every packet
  *   h3_conn.c    one QUIC connection (ngtcp2): accept, read, write, timers,
  *                close
- *   h3_client.c  a connection's place in the per-client counts
- *                (--max-conns-per-client, shared with TCP)
  *   h3_http.c    one connection's HTTP/3 layer (nghttp3) and its callbacks
  *   h3_stream.c  one request stream on the exchange: fields into struct
  *                http_request, the response head from core's field list, the
  *                body from the output queue
+ *   h3_client.c  a connection's place in the per-client counts
+ *                (--max-conns-per-client, shared with TCP)
+ *   h3_cid.c     connection ID -> connection, for every packet
+ *   h3_tls.c     QUIC's TLS: GnuTLS credentials per certificate pair, the
+ *                session of a connection, SNI and ALPN
+ *   h3_token.c   the shared secrets, connection IDs, Retry and NEW_TOKEN
+ *                tokens, stateless reset tokens
+ *   h3_glitch.c  a hostile peer's glitch budget, and the mark (doom) of a
+ *                close decided inside a library callback
+ *   h3_sched.c   when connections act: the clock, the timer heap, the
+ *                connections to flush after a batch of datagrams
+ *   h3_udp.c     the UDP sockets: binding the group (master), receiving in
+ *                batches with the local address, sending with GSO
+ *   h3_bpf.c     the classic BPF program that steers by worker index
+ *
+ * Each file calls only files below it in this list, so their calls form no
+ * cycle: a lower file that needs a higher one to act leaves a mark (a timer
+ * armed, a connection to flush, a connection doomed) that the higher one
+ * acts on when the call returns, never calling up.
  *
  * Memory: a worker reserves its connection records and stream slots at
  * start (address space, resident as touched); ngtcp2, nghttp3 and GnuTLS
@@ -106,7 +115,7 @@ struct h3_conn {
     ngtcp2_cid odcid; /* the client's first Destination Connection ID (mapped until freed) */
     struct h3_path path;
     int tls_pair;      /* the certificate pair SNI chose (sites: 421 for another) */
-    uint32_t heap_at;  /* in the worker's timer heap; UINT32_MAX: not in it */
+    uint32_t heap_at;  /* in the worker's timer heap (h3_sched.c); UINT32_MAX: not in it */
     uint64_t expiry;   /* ns, ngtcp2's next timer */
     uint64_t close_at; /* ns: the end of the closing or draining period; 0 */
     struct h3_stream *streams;
@@ -133,9 +142,9 @@ struct h3_conn {
     uint32_t nchunks;
     bool chunk_wait, cap_blocked;
     struct h3_conn *chunk_next_waiter;
-    /* Hostile peers (issue 34): a bucket of glitches spent by what did no
-     * work, refilled with time; a close decided inside a library callback
-     * waits for the callback's end (doomed). */
+    /* Hostile peers (issue 34, h3_glitch.c): a bucket of glitches spent by
+     * what did no work, refilled with time; a close decided inside a
+     * library callback waits for the callback's end (doomed). */
     uint32_t glitches; /* the bucket's level */
     int64_t glitch_at; /* ms: the last refill */
     bool useful;       /* the packet being read did some work */
@@ -187,7 +196,7 @@ struct h3_worker {
     struct h3_conn *conns;
     uint32_t nconns, next_unused, active, handshakes;
     struct h3_conn *free_conns;
-    /* The timer heap: connections by expiry (min-heap). */
+    /* The timer heap (h3_sched.c): connections by expiry (min-heap). */
     struct h3_conn **heap;
     uint32_t heap_n;
     /* Connection IDs -> connection (h3_cid.c). */
@@ -218,10 +227,11 @@ struct h3_worker {
     nghttp3_callbacks hcb;
     /* I/O buffers (h3_udp.c). */
     struct h3_io *io;
-    uint8_t *tx;            /* H3_GSO_MAX datagrams, for one send */
+    uint8_t *tx; /* H3_GSO_MAX datagrams, for one send */
+    /* The clock and the connections to flush (h3_sched.c). */
     uint64_t now_ns;        /* the clock after the last wait */
     struct h3_conn **dirty; /* connections to flush after this batch */
-    uint32_t ndirty;
+    uint32_t ndirty, dirty_taken;
     int64_t reset_sec; /* stateless resets: the second counted */
     uint32_t reset_n;  /* ... and how many in it */
     bool draining;
@@ -234,17 +244,36 @@ struct h3_worker {
  * (stats.h's h3_NAME). */
 #define H3_COUNT(hw, name) ((hw)->n_##name++, stats_add(&(hw)->w->stats->h3_##name, 1))
 
-/* ---- h3_worker.c ------------------------------------------------------------------ */
+/* ---- h3_sched.c ------------------------------------------------------------------- */
 /* The clock QUIC's timestamps come from (ns, monotonic): the system's;
  * fuzz/fuzz_h3.c runs its own, so that deadlines pass within one input. */
 extern uint64_t (*h3_clock)(void);
-/* The clock in ns (ngtcp2's timestamps), read after each wait. */
+/* Reads it, after each wait; h3_now is what was read (ngtcp2's timestamps). */
+void h3_clock_read(struct h3_worker *hw);
 uint64_t h3_now(struct h3_worker *hw);
-/* hc has packets to send: flushed once the batch of datagrams is read. */
-void h3_dirty(struct h3_conn *hc);
-/* The timer heap (h3_worker.c): hc's expiry changed, or it leaves. */
+/* The timer heap and the list to flush, for hw->nconns connections. 0 or -1. */
+int h3_sched_init(struct h3_worker *hw);
+/* The timer heap: hc's expiry changed (UINT64_MAX: none), or it leaves. */
 void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at);
 void h3_heap_del(struct h3_worker *hw, struct h3_conn *hc);
+/* The earliest expiry (UINT64_MAX: no timer armed). */
+uint64_t h3_heap_first(const struct h3_worker *hw);
+/* A connection whose timer is due (by h3_now), taken out of the heap; NULL
+ * when none is. */
+struct h3_conn *h3_heap_due(struct h3_worker *hw);
+/* hc has packets to send: flushed once the batch of datagrams is read. */
+void h3_dirty(struct h3_conn *hc);
+/* The next connection to flush, in order, its mark cleared; NULL once the
+ * list is done (it is then empty). */
+struct h3_conn *h3_dirty_next(struct h3_worker *hw);
+
+/* ---- h3_glitch.c ------------------------------------------------------------------- */
+/* Closes hc with code (counted as why) once the library that called us
+ * has returned (h3_conn.c acts on the mark). The first decision stands. */
+void h3_doom(struct h3_conn *hc, uint64_t code, enum h3_close why);
+/* A glitch (hostile peers): something that did no work spends the bucket;
+ * past it the connection is doomed with H3_EXCESSIVE_LOAD. */
+void h3_glitch(struct h3_conn *hc);
 
 /* ---- h3_udp.c ----------------------------------------------------------------------- */
 /* The master: a socket per worker on addr (the TLS listener's), in one
@@ -326,11 +355,7 @@ void h3_conn_flush(struct h3_conn *hc);
 /* Closes hc with an application error (H3_* code), or a transport one. */
 void h3_conn_close_app(struct h3_conn *hc, uint64_t code, enum h3_close why);
 void h3_conn_timer(struct h3_conn *hc);
-void h3_conn_expire_all(struct h3_worker *hw);
 void h3_conn_free_all(struct h3_worker *hw);
-/* A glitch (hostile peers): something that did no work spends the bucket;
- * past it the connection closes with H3_EXCESSIVE_LOAD. */
-void h3_conn_glitch(struct h3_conn *hc);
 /* The client made progress: its packet did work; active: on its requests
  * (a request's bytes, an answer's bytes acknowledged), which moves the
  * deadlines. */

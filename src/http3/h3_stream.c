@@ -413,7 +413,7 @@ static void malformed(struct h3_stream *st)
     st->malformed = true;
     wait_leave(st);
     ngtcp2_conn_shutdown_stream(st->conn->qc, 0, st->id, NGHTTP3_H3_MESSAGE_ERROR);
-    h3_conn_glitch(st->conn);
+    h3_glitch(st->conn);
 }
 
 static void analyse(struct h3_stream *st, struct span name, struct span value)
@@ -492,7 +492,7 @@ void h3_stream_field(struct h3_stream *st, struct span name, struct span value)
     st->list_bytes += (uint32_t)(name.n + value.n + 32);
     if (st->list_bytes > H3_HEADER_LIST_MAX) {
         st->too_big = true;
-        h3_conn_glitch(st->conn);
+        h3_glitch(st->conn);
         return;
     }
     if (name.n && name.p[0] == ':') {

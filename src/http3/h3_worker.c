@@ -3,9 +3,10 @@
  * h3_worker.c - HTTP/3's place in the processes: the master's preparation
  * (the UDP group on the TLS port, the shared secrets, the steering
  * program), and a worker's state and the entry points its loop calls
- * (datagrams, timers, drain, reload). The timer heap lives here too: QUIC
- * needs millisecond timers (ACK delay, loss detection, pacing: RFC 9002
- * §6), finer than the worker's 250 ms wheel, one per connection.
+ * (datagrams, timers, drain, reload): the top of src/http3, calling down
+ * into the others, called by none of them. What is due (a connection's
+ * timer, its flush) is kept by h3_sched.c, which the lower files mark, and
+ * acted on here.
  */
 #include "http3/h3_internal.h"
 
@@ -19,23 +20,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-uint64_t h3_now(struct h3_worker *hw)
-{
-    return hw->now_ns;
-}
-
-static uint64_t clock_system(void)
-{
-    return (uint64_t)sys_now_us() * 1000;
-}
-
-uint64_t (*h3_clock)(void) = clock_system;
-
-static void clock_read(struct h3_worker *hw)
-{
-    hw->now_ns = h3_clock();
-}
 
 /* ---- the master ----------------------------------------------------------------------- */
 
@@ -98,69 +82,6 @@ int h3_prepare(struct server *srv)
     return 0;
 }
 
-/* ---- the timer heap --------------------------------------------------------------------- */
-
-static void heap_swap(struct h3_worker *hw, uint32_t a, uint32_t b)
-{
-    struct h3_conn *t = hw->heap[a];
-    hw->heap[a] = hw->heap[b];
-    hw->heap[b] = t;
-    hw->heap[a]->heap_at = a;
-    hw->heap[b]->heap_at = b;
-}
-
-static void heap_up(struct h3_worker *hw, uint32_t i)
-{
-    while (i > 0 && hw->heap[(i - 1) / 2]->expiry > hw->heap[i]->expiry) {
-        heap_swap(hw, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
-static void heap_down(struct h3_worker *hw, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < hw->heap_n && hw->heap[l]->expiry < hw->heap[m]->expiry)
-            m = l;
-        if (r < hw->heap_n && hw->heap[r]->expiry < hw->heap[m]->expiry)
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(hw, i, m);
-        i = m;
-    }
-}
-
-void h3_heap_del(struct h3_worker *hw, struct h3_conn *hc)
-{
-    uint32_t i = hc->heap_at;
-    if (i == UINT32_MAX)
-        return;
-    hc->heap_at = UINT32_MAX;
-    if (i != --hw->heap_n) {
-        hw->heap[i] = hw->heap[hw->heap_n];
-        hw->heap[i]->heap_at = i;
-        heap_down(hw, i);
-        heap_up(hw, i);
-    }
-}
-
-void h3_heap_set(struct h3_worker *hw, struct h3_conn *hc, uint64_t at)
-{
-    if (at == UINT64_MAX) {
-        h3_heap_del(hw, hc);
-        return;
-    }
-    hc->expiry = at;
-    if (hc->heap_at == UINT32_MAX) {
-        hc->heap_at = hw->heap_n;
-        hw->heap[hw->heap_n++] = hc;
-    }
-    heap_down(hw, hc->heap_at);
-    heap_up(hw, hc->heap_at);
-}
-
 /* Connections or streams enough gone to leave malloc's free lists with
  * pages worth giving back. */
 static bool heap_surplus(const struct h3_worker *hw)
@@ -178,9 +99,11 @@ static bool trim_due(const struct h3_worker *hw)
 int h3_timeout(const struct worker *w, int t)
 {
     const struct h3_worker *hw = w->h3;
-    if (!hw || (hw->heap_n == 0 && !trim_due(hw)))
+    if (!hw)
         return t;
-    uint64_t at = hw->heap_n ? hw->heap[0]->expiry : UINT64_MAX;
+    uint64_t at = h3_heap_first(hw);
+    if (at == UINT64_MAX && !trim_due(hw))
+        return t;
     if (trim_due(hw) && hw->trim_at < at)
         at = hw->trim_at;
     uint64_t now = h3_clock();
@@ -214,12 +137,13 @@ void h3_expire(struct worker *w)
     struct h3_worker *hw = w->h3;
     if (!hw)
         return;
-    clock_read(hw);
+    h3_clock_read(hw);
     /* Each timer is handled once per pass: one that rearms at once (a
      * pacing step) waits for the next wake-up rather than spin here. */
-    for (uint32_t n = hw->heap_n; n && hw->heap_n && hw->heap[0]->expiry <= hw->now_ns; n--) {
-        struct h3_conn *hc = hw->heap[0];
-        h3_heap_del(hw, hc);
+    for (uint32_t n = hw->heap_n; n; n--) {
+        struct h3_conn *hc = h3_heap_due(hw);
+        if (!hc)
+            break;
         h3_conn_timer(hc);
     }
     maybe_trim(hw);
@@ -227,24 +151,12 @@ void h3_expire(struct worker *w)
 
 /* ---- a worker ----------------------------------------------------------------------------- */
 
-void h3_dirty(struct h3_conn *hc)
-{
-    struct h3_worker *hw = hc->hw;
-    if (hc->dirty)
-        return;
-    hc->dirty = true;
-    hw->dirty[hw->ndirty++] = hc;
-}
-
 static void flush_dirty(struct h3_worker *hw)
 {
-    for (uint32_t i = 0; i < hw->ndirty; i++) {
-        struct h3_conn *hc = hw->dirty[i];
-        hc->dirty = false;
+    struct h3_conn *hc;
+    while ((hc = h3_dirty_next(hw)) != NULL)
         if (hc->in_use)
             h3_conn_flush(hc);
-    }
-    hw->ndirty = 0;
 }
 
 void h3_readable(struct worker *w)
@@ -252,7 +164,7 @@ void h3_readable(struct worker *w)
     struct h3_worker *hw = w->h3;
     if (!hw)
         return;
-    clock_read(hw);
+    h3_clock_read(hw);
     /* A bounded number of batches per wake-up, so TCP connections are not
      * starved by a flood; level-triggered readiness brings us back. */
     for (int i = 0; i < 16; i++) {
@@ -287,13 +199,11 @@ int h3_worker_init(struct worker *w)
     hw->fd = w->udp_fd;
     hw->nconns = w->set->max_conns;
     hw->conns = sys_map((size_t)hw->nconns * sizeof *hw->conns);
-    hw->heap = sys_map((size_t)hw->nconns * sizeof *hw->heap);
-    hw->dirty = sys_map((size_t)hw->nconns * sizeof *hw->dirty);
     /* Each connection maps its client's first DCID and a few of ours. */
     hw->map = h3_cidmap_new(hw->nconns * 8);
     hw->io = h3_io_new();
     hw->tx = sys_map((size_t)H3_GSO_MAX * H3_MAX_UDP_PAYLOAD);
-    if (!hw->conns || !hw->heap || !hw->dirty || !hw->map || !hw->io || !hw->tx ||
+    if (!hw->conns || !hw->map || !hw->io || !hw->tx || h3_sched_init(hw) < 0 ||
         h3_streams_init(hw) < 0)
         return -1;
     h3_conn_callbacks(&hw->qcb);
@@ -302,7 +212,7 @@ int h3_worker_init(struct worker *w)
     hw->tls = h3_tls_new(w);
     if (!hw->tls)
         return -1;
-    clock_read(hw);
+    h3_clock_read(hw);
     return 0;
 }
 
@@ -325,7 +235,7 @@ void h3_drain(struct worker *w)
     if (!hw)
         return;
     hw->draining = true;
-    clock_read(hw);
+    h3_clock_read(hw);
     for (uint32_t i = 0; i < hw->next_unused; i++) {
         struct h3_conn *hc = &hw->conns[i];
         if (!hc->in_use || hc->closing || hc->draining)
