@@ -251,8 +251,10 @@ def test_window_dribble(patient_srv, name):
     r, _ = during(srv, name, "-n", 5000, "--path", "/big.bin")
     assert (r["end"], int(r["code"])) == ("application", H3_EXCESSIVE_LOAD), r
     # at most one frame went, of 1 KiB once the grants added up to it: no
-    # frame a grant
-    assert int(r["rxn"]) <= 1 and int(r["rx"]) <= 1024, r
+    # frame a grant. It carries what the window holds when the worker
+    # flushes, after a batch of datagrams (up to 32), so a loaded machine
+    # may see a grant or a few more than 1024 in it (1025 once in CI).
+    assert int(r["rxn"]) <= 1 and int(r["rx"]) <= 1024 + 32, r
     cost.closed("flood")
     cost.check()
 
