@@ -17,7 +17,7 @@ import time
 import pytest
 
 import h3util
-from conftest import run_pith, tls_pki
+from conftest import PITH_BIN, PITH_IO, free_port, run_pith, tls_pki
 from h3util import H11, H3, Client
 
 pytestmark = pytest.mark.full_only("HTTP/3")
@@ -460,3 +460,37 @@ def test_an_ephemeral_tls_port_is_free_for_udp_too(docroot):
     assert len(lines) == 3, out
     for line in lines:
         assert "https://127.0.0.1:40003/" in line and "HTTP/3 on udp/40003" in line, line
+
+
+def test_a_stopped_pith_has_let_its_udp_port_go(docroot):
+    """Once pith has exited, its UDP port is free: a restart, or another
+    server, binds it at once. On io_uring the worker's receive is an
+    operation armed on the socket (a RECVMSG; a POLL_ADD before it); left
+    armed at exit, it held the socket until the ring's teardown, which the
+    kernel finishes after the process ended (the ephemeral-port test above
+    failed 1 start in 20 that way).
+    Fifty starts and stops, plain UDP and TCP binds on the port after
+    each: without the fix, 1 run in 4 to 8 failed, with the POLL_ADD or
+    the RECVMSG."""
+    cert, key = tls_pki()["ecdsa"]
+    port = free_port(socket.AF_INET, "127.0.0.1")
+    argv = [PITH_BIN, "--tls-only", "--addr", "127.0.0.1", "--workers", "1", "--tls-port",
+            str(port), "--tls-cert", cert, "--tls-key", key, docroot.root]
+    if PITH_IO:
+        argv[1:1] = ["--io", PITH_IO]
+    for i in range(50):
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        line = p.stderr.readline()
+        assert "HTTP/3 on udp/%d" % port in line, line
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=10)
+        for kind, name in ((socket.SOCK_DGRAM, "udp"), (socket.SOCK_STREAM, "tcp")):
+            u = socket.socket(socket.AF_INET, kind)
+            try:
+                u.bind(("127.0.0.1", port))
+            except OSError as e:
+                pytest.fail("start %d: %s/%d still taken after pith exited: %s"
+                            % (i, name, port, e))
+            finally:
+                u.close()

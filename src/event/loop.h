@@ -63,14 +63,22 @@ struct loop_events {
      * loop iteration at the earliest, on both backends). */
     void (*closed)(struct worker *w, struct conn *c);
     /* The UDP socket (w->udp_fd, HTTP/3's) has datagrams: the worker takes
-     * them all. */
+     * them all (epoll; io_uring on a kernel without multishot RECVMSG). */
     void (*datagrams)(struct worker *w);
+    /* One datagram the backend received itself (io_uring): m holds its
+     * source (msg_name), control messages and flags (MSG_TRUNC), p its n
+     * bytes, both valid during the call. The worker answers after the
+     * loop's wait returns. */
+    void (*datagram)(struct worker *w, const struct msghdr *m, uint8_t *p, size_t n);
 };
 
 struct loop_ops {
     const char *name;
     /* Sets the loop up for w (after the listener and signalfd exist). */
     int (*init)(struct worker *w);
+    /* The worker ends: what the kernel holds for it is let go now, not
+     * after the process ended (io_uring; NULL where nothing is held). */
+    void (*exit)(struct worker *w);
     /* Waits up to timeout_ms (-1: no limit) and dispatches what happened. */
     void (*wait)(struct worker *w, int timeout_ms);
     /* Starts or stops taking new connections. */

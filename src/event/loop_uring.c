@@ -76,18 +76,6 @@ void uring_buf_recycle(struct uring *u, unsigned bid)
     io_uring_buf_ring_advance(u->br, 1);
 }
 
-/* HTTP/3 (issue 34): a one-shot poll for the UDP socket's datagrams, which
- * the worker (loop_events.datagrams: HTTP/3) then takes with recvmmsg until EAGAIN;
- * armed again after. */
-static void arm_udp(struct worker *w)
-{
-    if (w->udp_fd < 0)
-        return;
-    struct io_uring_sqe *sqe = uring_sqe_get(state(w));
-    io_uring_prep_poll_add(sqe, w->udp_fd, POLLIN);
-    io_uring_sqe_set_data64(sqe, K_UDP);
-}
-
 static void arm_signal(struct worker *w)
 {
     struct uring *u = state(w);
@@ -115,7 +103,8 @@ static int setup_ring(struct io_uring *ring, bool disabled)
 
 /* The operations pith submits, and the one SQE flag it sets. */
 static const int ring_ops[] = {IORING_OP_ACCEPT,   IORING_OP_RECV, IORING_OP_SENDMSG,
-                               IORING_OP_POLL_ADD, IORING_OP_READ, IORING_OP_ASYNC_CANCEL};
+                               IORING_OP_POLL_ADD, IORING_OP_READ, IORING_OP_ASYNC_CANCEL,
+                               IORING_OP_RECVMSG};
 
 /* seccomp sees io_uring_enter, never the operations it carries, so the
  * ring itself is limited (IORING_REGISTER_RESTRICTIONS, 5.10) to the
@@ -186,10 +175,13 @@ static int ur_init(struct worker *w)
     r = setup_buffers(u);
     if (r < 0)
         return r;
+    r = uring_udp_init(w);
+    if (r < 0)
+        return r;
     if (restricted && (r = restrict_ring(&u->ring)) < 0)
         return r;
     arm_signal(w);
-    arm_udp(w);
+    uring_udp_arm(w);
     return 0;
 }
 
@@ -450,10 +442,7 @@ static void dispatch(struct worker *w, const struct completion *e)
         break;
     case K_IGNORE: break;
     case K_ROOMSET: on_room_set(w); break;
-    case K_UDP:
-        w->events->datagrams(w);
-        arm_udp(w);
-        break;
+    case K_UDP: uring_udp_done(w, e); break;
     default: on_conn(w, e); break;
     }
 }
@@ -527,6 +516,7 @@ bool loop_uring_available(char *why, unsigned long cap)
 const struct loop_ops loop_uring = {
     .name = "io_uring",
     .init = ur_init,
+    .exit = uring_udp_exit,
     .wait = ur_wait,
     .listen = ur_listen,
     .conn_start = ur_conn_start,

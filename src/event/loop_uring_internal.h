@@ -28,8 +28,10 @@
  * (the kernel keeps receiving within one io_uring_enter: 70+ buffers seen
  * from one pipelining client), so a connection may hold up to half the
  * ring, but never the last quarter: that stays for everyone else. */
-#define HELD_MAX     (BUF_COUNT / 2)
-#define HELD_RESERVE (BUF_COUNT / 4)
+#define HELD_MAX      (BUF_COUNT / 2)
+#define HELD_RESERVE  (BUF_COUNT / 4)
+#define UDP_BUF_COUNT 32u /* HTTP/3's datagrams (loop_uring_udp.c): as many as a recvmmsg takes */
+#define UDP_BUF_GROUP 2
 
 /* user_data: connection index << 8 | kind */
 enum kind {
@@ -41,7 +43,7 @@ enum kind {
     K_SEND,
     K_POLL,
     K_ROOMSET, /* the epoll set of connections waiting for room after the peer's FIN */
-    K_UDP,     /* HTTP/3's UDP socket has datagrams (issue 34) */
+    K_UDP,     /* HTTP/3's UDP socket: a datagram (or, polled, datagrams to take) */
 };
 
 /* In-flight operations of a connection, kept in c->events. */
@@ -89,6 +91,12 @@ struct uring {
     bool accepting[2];     /* a multishot accept is armed: [0] plain, [1] TLS listener */
     uint32_t accept_gen;   /* tells the armed accept's completions from older ones */
     uint32_t accepts_live; /* accepts armed whose final completion has not come */
+    /* HTTP/3's datagrams (loop_uring_udp.c): their buffer ring, the
+     * RECVMSG's header, and whether the socket is polled instead. */
+    struct io_uring_buf_ring *udp_br;
+    char *udp_bufs;
+    struct msghdr udp_msg;
+    bool udp_polled;
 };
 
 struct completion {
@@ -134,5 +142,11 @@ void uring_feed_starved(struct worker *w);
 /* On close: c's held buffers go back to the ring, and c leaves the starved list. */
 void uring_drop_held(struct uring *u, struct uconn *uc);
 void uring_unstarve(struct worker *w, struct conn *c);
+
+/* loop_uring_udp.c */
+int uring_udp_init(struct worker *w);
+void uring_udp_arm(struct worker *w);
+void uring_udp_done(struct worker *w, const struct completion *e);
+void uring_udp_exit(struct worker *w);
 
 #endif

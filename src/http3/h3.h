@@ -63,10 +63,14 @@ void h3_worker_exit(struct worker *w);
 /* The loop saw datagrams on w->udp_fd: receive them all (in batches) and
  * send what the connections have to send. */
 void h3_readable(struct worker *w);
+/* One datagram the io_uring loop received itself (m: its source, control
+ * messages and flags); what it calls for is sent at h3_expire(). */
+void h3_datagram(struct worker *w, const struct msghdr *m, uint8_t *p, size_t n);
 /* Milliseconds until the earliest QUIC timer (loss detection, ACK delay,
  * pacing, idle), at most t (t < 0: no limit). */
 int h3_timeout(const struct worker *w, int t);
-/* After each wait: runs the timers that came due, sends what is due. */
+/* After each wait: sends what the datagrams handed over one by one call
+ * for, runs the timers that came due, sends what is due. */
 void h3_expire(struct worker *w);
 /* SIGTERM: GOAWAY on every connection; in-flight streams finish. */
 void h3_drain(struct worker *w);

@@ -283,6 +283,10 @@ int h3_udp_probe_gso(int fd);
 struct h3_io;
 struct h3_io *h3_io_new(void);
 void h3_io_free(struct h3_io *io);
+/* A received datagram's path: its source, the local address it was sent
+ * to and its ECN bits, from m (recvmmsg's or the io_uring loop's). False
+ * for a datagram that came truncated (dropped). */
+bool h3_udp_path(struct h3_worker *hw, const struct msghdr *m, struct h3_path *path);
 /* Receives up to H3_RECV_BATCH datagrams; calls got() for each. Returns the
  * count, 0 when none was waiting, or -errno. */
 int h3_udp_recv(struct h3_worker *hw, void (*got)(struct h3_worker *hw, uint8_t *p, size_t n,

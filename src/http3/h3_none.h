@@ -48,6 +48,10 @@ static inline void h3_readable(struct worker *w)
 {
     (void)w;
 }
+static inline void h3_datagram(struct worker *w, const struct msghdr *m, uint8_t *p, size_t n)
+{
+    (void)w, (void)m, (void)p, (void)n;
+}
 static inline int h3_timeout(const struct worker *w, int t)
 {
     (void)w;

@@ -165,11 +165,23 @@ static void read_cmsgs(struct h3_io *io, struct msghdr *m, struct h3_path *path)
     }
 }
 
+bool h3_udp_path(struct h3_worker *hw, const struct msghdr *m, struct h3_path *path)
+{
+    if (m->msg_flags & MSG_TRUNC)
+        return false; /* larger than any packet a client may send us */
+    learn_bound(hw);
+    read_cmsgs(hw->io, (struct msghdr *)(uintptr_t)m, path);
+    socklen_t len = m->msg_namelen < sizeof path->peer ? m->msg_namelen : sizeof path->peer;
+    memset(&path->peer, 0, sizeof path->peer);
+    memcpy(&path->peer, m->msg_name, len);
+    path->peer_len = len;
+    return true;
+}
+
 int h3_udp_recv(struct h3_worker *hw,
                 void (*got)(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path))
 {
     struct h3_io *io = hw->io;
-    learn_bound(hw);
     for (unsigned i = 0; i < H3_RECV_BATCH; i++) {
         io->iov[i] = (struct iovec){io->buf[i], H3_RECV_BUF};
         io->msg[i].msg_hdr = (struct msghdr){
@@ -185,14 +197,9 @@ int h3_udp_recv(struct h3_worker *hw,
     if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {
-        struct msghdr *m = &io->msg[i].msg_hdr;
-        if (m->msg_flags & MSG_TRUNC)
-            continue; /* larger than any packet a client may send us */
         struct h3_path path;
-        read_cmsgs(io, m, &path);
-        path.peer = io->peer[i];
-        path.peer_len = m->msg_namelen;
-        got(hw, io->buf[i], io->msg[i].msg_len, &path);
+        if (h3_udp_path(hw, &io->msg[i].msg_hdr, &path))
+            got(hw, io->buf[i], io->msg[i].msg_len, &path);
     }
     return n;
 }

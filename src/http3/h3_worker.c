@@ -132,11 +132,20 @@ static void maybe_trim(struct h3_worker *hw)
     hw->trim_at = hw->now_ns + NGTCP2_SECONDS;
 }
 
+static void flush_dirty(struct h3_worker *hw)
+{
+    struct h3_conn *hc;
+    while ((hc = h3_dirty_next(hw)) != NULL)
+        if (hc->in_use)
+            h3_conn_flush(hc);
+}
+
 void h3_expire(struct worker *w)
 {
     struct h3_worker *hw = w->h3;
     if (!hw)
         return;
+    flush_dirty(hw); /* the answers to datagrams the io_uring loop handed over */
     h3_clock_read(hw);
     /* Each timer is handled once per pass: one that rearms at once (a
      * pacing step) waits for the next wake-up rather than spin here. */
@@ -151,12 +160,14 @@ void h3_expire(struct worker *w)
 
 /* ---- a worker ----------------------------------------------------------------------------- */
 
-static void flush_dirty(struct h3_worker *hw)
+void h3_datagram(struct worker *w, const struct msghdr *m, uint8_t *p, size_t n)
 {
-    struct h3_conn *hc;
-    while ((hc = h3_dirty_next(hw)) != NULL)
-        if (hc->in_use)
-            h3_conn_flush(hc);
+    struct h3_worker *hw = w->h3;
+    struct h3_path path;
+    if (!hw || !h3_udp_path(hw, m, &path))
+        return;
+    h3_clock_read(hw);
+    h3_conn_datagram(hw, p, n, &path);
 }
 
 void h3_readable(struct worker *w)

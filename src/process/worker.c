@@ -273,6 +273,7 @@ static const struct loop_events worker_events = {
     .clock = update_clock,
     .closed = conn_closed,
     .datagrams = h3_readable,
+    .datagram = h3_datagram,
 };
 
 static int worker_init(struct worker *w, const struct server *srv, unsigned index)
@@ -416,5 +417,7 @@ int worker_run(const struct server *srv, unsigned index)
         h3_worker_report(w);
     }
     h3_worker_exit(w);
+    if (w->loop->exit)
+        w->loop->exit(w);
     return 0;
 }
