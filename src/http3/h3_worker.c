@@ -168,7 +168,7 @@ void h3_readable(struct worker *w)
     /* A bounded number of batches per wake-up, so TCP connections are not
      * starved by a flood; level-triggered readiness brings us back. */
     for (int i = 0; i < 16; i++) {
-        int n = h3_udp_recv(hw, h3_conn_datagram);
+        int n = h3_udp_recv(hw, h3_accept_datagram);
         flush_dirty(hw);
         if (n < H3_RECV_BATCH)
             break;
