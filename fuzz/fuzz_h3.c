@@ -3,9 +3,10 @@
  * fuzz_h3.c - the HTTP/3 glue (src/http3/) driven by a hostile peer: the
  * input is a sequence of datagrams sent to a real worker's QUIC socket,
  * which answers from a real document root. ngtcp2, nghttp3 and GnuTLS are
- * pith's libraries with pith's callbacks: h3_conn.c's connection, Retry,
- * reset and Version Negotiation paths, h3_http.c and h3_stream.c's request
- * checks, the handler, the file cache, the send ring.
+ * pith's libraries with pith's callbacks: h3_accept.c's admission, Retry,
+ * reset and Version Negotiation paths, h3_conn.c's connection, h3_http.c
+ * and h3_stream.c's request checks, the handler, the file cache, the send
+ * ring.
  *
  * Random bytes rarely make a packet the server can decrypt, so an input
  * may first have an in-process client (ngtcp2 and nghttp3, as

@@ -14,12 +14,13 @@
  * address is known to be its client's: at once when its Initial carries a
  * token we sealed for that address (Retry or NEW_TOKEN, h3_token.c), else
  * when its handshake completes (the client's Finished came in a Handshake
- * packet, which only the address's owner could send). h3_conn.c decides:
- * a client at its limit whose Initial has no token gets a Retry (no state
- * kept); one with a token is refused with CONNECTION_CLOSE
- * (CONNECTION_REFUSED, §20.1) and no connection is made; a handshake that
- * completes over the limit (several started while the client was under
- * it) ends with the same error before any request is served.
+ * packet, which only the address's owner could send). h3_accept.c decides
+ * at the Initial: a client at its limit whose Initial has no token gets a
+ * Retry (no state kept); one with a token is refused with CONNECTION_CLOSE
+ * (CONNECTION_REFUSED, §20.1) and no connection is made. h3_conn.c at the
+ * handshake's end: one that completes over the limit (several started
+ * while the client was under it) ends with the same error before any
+ * request is served.
  *
  * A connection is uncounted once it can carry no more requests: its
  * CONNECTION_CLOSE sent or the peer's received (the closing and draining

@@ -5,8 +5,11 @@
  *
  *   h3_worker.c  the master's preparation and a worker's state: init, exit,
  *                the loop's entry points, the report
- *   h3_conn.c    one QUIC connection (ngtcp2): accept, read, write, timers,
- *                close
+ *   h3_accept.c  a datagram's arrival: to its connection, or the admission
+ *                of a new one (Retry, refusal, the ngtcp2 connection made),
+ *                Version Negotiation, stateless reset
+ *   h3_conn.c    one live QUIC connection (ngtcp2): read, callbacks, write,
+ *                timers, close
  *   h3_http.c    one connection's HTTP/3 layer (nghttp3) and its callbacks
  *   h3_stream.c  one request stream on the exchange: fields into struct
  *                http_request, the response head from core's field list, the
@@ -349,10 +352,21 @@ struct h3_conn *h3_cidmap_get(const struct h3_cidmap *m, const uint8_t *cid, siz
 /* IDs mapped now (every connection gone: 0). */
 uint32_t h3_cidmap_count(const struct h3_cidmap *m);
 
+/* ---- h3_accept.c -------------------------------------------------------------------- */
+/* A datagram for this worker (h3_udp_recv's callback): to its connection,
+ * or a new one admitted, or answered without state, or dropped. */
+void h3_accept_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path);
+
 /* ---- h3_conn.c ---------------------------------------------------------------------- */
 void h3_conn_callbacks(ngtcp2_callbacks *cb);
-/* A datagram for this worker. */
-void h3_conn_datagram(struct h3_worker *hw, uint8_t *p, size_t n, const struct h3_path *path);
+/* ngtcp2's view of path (its addresses, not copied). */
+ngtcp2_path h3_path_ngtcp2(struct h3_path *p);
+/* A datagram of hc's (h3_accept.c found or made hc for it) into ngtcp2. */
+void h3_conn_read(struct h3_conn *hc, uint8_t *p, size_t n, const struct h3_path *path);
+/* hc's record goes, at once and without a word, counted as why: its
+ * streams, IDs, ngtcp2, nghttp3 and TLS state freed, the record back on
+ * the worker's free list. */
+void h3_conn_free(struct h3_conn *hc, enum h3_close why);
 /* Writes and sends what hc has to send (packets, up to the pacing
  * quantum), then rearms its timer. */
 void h3_conn_flush(struct h3_conn *hc);

@@ -4,11 +4,11 @@
  * come from, the timer heap, and the list of connections to flush.
  *
  * A module of its own, below every file that needs it (h3_worker.c,
- * h3_conn.c, h3_stream.c, h3_token.c read the clock, arm timers or ask for
- * a flush), so that none of them calls back up into h3_worker.c: it calls
- * nothing of src/http3 itself. What is due is acted on by h3_worker.c,
- * which takes the connections from here (h3_heap_due, h3_dirty_next) and
- * hands them to h3_conn.c.
+ * h3_accept.c, h3_conn.c, h3_stream.c, h3_token.c read the clock, arm
+ * timers or ask for a flush), so that none of them calls back up into
+ * h3_worker.c: it calls nothing of src/http3 itself. What is due is acted
+ * on by h3_worker.c, which takes the connections from here (h3_heap_due,
+ * h3_dirty_next) and hands them to h3_conn.c.
  *
  * The timer heap: QUIC needs millisecond timers (ACK delay, loss
  * detection, pacing: RFC 9002 §6), finer than the worker's 250 ms wheel,

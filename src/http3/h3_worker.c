@@ -167,7 +167,7 @@ void h3_datagram(struct worker *w, const struct msghdr *m, uint8_t *p, size_t n)
     if (!hw || !h3_udp_path(hw, m, &path))
         return;
     h3_clock_read(hw);
-    h3_conn_datagram(hw, p, n, &path);
+    h3_accept_datagram(hw, p, n, &path);
 }
 
 void h3_readable(struct worker *w)
@@ -179,7 +179,7 @@ void h3_readable(struct worker *w)
     /* A bounded number of batches per wake-up, so TCP connections are not
      * starved by a flood; level-triggered readiness brings us back. */
     for (int i = 0; i < 16; i++) {
-        int n = h3_udp_recv(hw, h3_conn_datagram);
+        int n = h3_udp_recv(hw, h3_accept_datagram);
         flush_dirty(hw);
         if (n < H3_RECV_BATCH)
             break;
