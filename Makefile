@@ -19,7 +19,11 @@ CORE_SRC   = $(sort $(wildcard src/core/*.c))
 # list): not in pith-tiny or the router, whose field names have no
 # lowercase spelling (response.h under PITH_TINY).
 CORE_FULL_ONLY = src/core/field_list.c
-SYS_SRC    = src/sys/sys_libc.c src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
+# sys.h over glibc, split by job as pith-tiny's sys_raw_*.c are (files, net,
+# proc, users; what they share is in src/sys/sys_libc.h).
+SYS_LIBC_SRC = src/sys/sys_libc_files.c src/sys/sys_libc_net.c src/sys/sys_libc_proc.c \
+               src/sys/sys_libc_users.c
+SYS_SRC    = $(SYS_LIBC_SRC) src/sys/resolve.c src/sys/sd.c src/sys/sandbox.c
 # The server's rooms (docs/DESIGN.md §1), from the shared facilities up to
 # the processes.
 SERVER_ROOMS = base event tls http http1 http2 process

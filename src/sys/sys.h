@@ -3,7 +3,7 @@
  * sys.h - the only door to the kernel. Every function returns a value >= 0 on
  * success or -errno on failure and never leaves errno for a caller to read
  * (libuv's UV__ERR idiom). The full build implements it over glibc
- * (sys_libc.c); a freestanding build can implement the same names over raw
+ * (sys_libc_*.c); a freestanding build can implement the same names over raw
  * system calls. Server code includes this header, never a libc one for I/O.
  */
 #ifndef PITH_SYS_H

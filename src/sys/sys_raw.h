@@ -3,7 +3,7 @@
  * sys_raw.h - what the four files that implement sys.h over raw system
  * calls for pith-tiny share (sys_raw_files.c, sys_raw_net.c,
  * sys_raw_proc.c, sys_raw_users.c); included by nothing else. They keep
- * sys_libc.c's contract (n >= 0 or -errno, EINTR returned, never retried)
+ * sys_libc_*.c's contract (n >= 0 or -errno, EINTR returned, never retried)
  * without a libc. Only calls that Linux 3.2 has are on the required path:
  * fstatat64 (not statx) on 32-bit ABIs, clock_gettime (not
  * clock_gettime64), *at() forms everywhere (aarch64 and riscv64 have no

@@ -64,7 +64,7 @@ int sys_listen_tcp(const struct sockaddr_storage *addr, socklen_t len, int backl
     int fd = (int)SC3(socket, addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fd;
-    /* A small receive buffer, as in sys_libc.c: pith reads only heads. */
+    /* A small receive buffer, as in sys_libc_net.c: pith reads only heads. */
     long r = set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1);
     if (r >= 0)
         r = set_int(fd, SOL_SOCKET, SO_RCVBUF, 32768);
