@@ -165,7 +165,7 @@ core-freestanding: build/free/core.o
 # scripts/tiny-size --groups says where the bytes go.
 TINY_SRC = $(filter-out $(CORE_FULL_ONLY),$(CORE_SRC)) src/sys/sys_raw_files.c src/sys/sys_raw_net.c src/sys/sys_raw_proc.c \
            src/sys/sys_raw_users.c src/sys/rt_raw.c src/sys/sd_raw.c src/sys/fmt_raw.c \
-           src/sys/resolve.c $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
+           src/sys/resolve.c $(filter-out src/event/loop_uring%.c $(TLS_SRC) $(AUTH_SRC) $(H2_SRC),$(SERVER_SRC)) \
            src/sys/sandbox_raw.c src/testhook/none.c \
            $(CONFIG_SRC) src/cli/usage.c src/cli/start.c src/cli/sockets.c src/cli/check.c \
            src/cli/main_tiny.c
@@ -364,7 +364,7 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c $(CORE_SRC) $(wildcard fuzz/ref/*.c) $(wildcard
 # and main are left out (the fuzz loop stands in for the first three, the
 # target for main).
 FUZZ_H2_SRC = $(CORE_SRC) $(SYS_SRC) \
-              $(filter-out src/event/loop_uring.c src/event/loop_uring_recv.c \
+              $(filter-out src/event/loop_uring%.c \
                 src/process/worker.c src/process/master.c src/process/status.c,$(SERVER_SRC)) \
               $(CONFIG_SRC) src/cli/usage.c \
               src/acme/acme_shared.c src/testhook/none.c
@@ -498,7 +498,7 @@ test-asan: pith-asan $(H3_CLIENT)
 STEP = scripts/step
 check:
 	scripts/deps check
-	$(STEP) build $(MAKE) all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross router
+	$(STEP) build $(MAKE) -j2 all pith-testhook core-freestanding unit asan fuzz tiny build/tiny/pith-tiny-testhook cross router
 	$(STEP) test $(MAKE) test
 	$(STEP) test-tls $(MAKE) test-tls
 	$(STEP) test-h2 $(MAKE) test-h2

@@ -12,7 +12,7 @@ never acknowledges) packets it seals itself with the keys ngtcp2 used, the
 connection taken over from ngtcp2 at that point. On whichever loop PITH_IO
 names.
 
-The budget (h3_conn.c): a bucket of 1000 glitches per connection, refilled
+The budget (h3_glitch.c): a bucket of 1000 glitches per connection, refilled
 at 100 a second; empty, CONNECTION_CLOSE with H3_EXCESSIVE_LOAD (0x107). A
 glitch is a packet after the handshake that did no work (no stream data,
 no new acknowledgement, no window worth a frame), a stream reset or closed
