@@ -172,6 +172,32 @@ def test_a_body_of_several_buffers_ends_without_waiting(connect, docroot):
     assert took < 2.0, took
 
 
+def download_timed(h, path, body, times, pauses, stop_every=0):
+    """Downloads path times over h, each byte-identical to body, and adds
+    to pauses every wait of 180 ms or more between two frames. With
+    stop_every, the reader itself stops 20 ms every stop_every frames (not
+    counted as a pause)."""
+    read_frame, frames, last = h.read_frame, [0], [time.monotonic()]
+
+    def timed(timeout=10.0):
+        frames[0] += 1
+        if stop_every and frames[0] % stop_every == 0:
+            time.sleep(0.02)
+            last[0] = time.monotonic()
+        f = read_frame(timeout)
+        now = time.monotonic()
+        if now - last[0] >= 0.18:
+            pauses.append(round(now - last[0], 3))
+        last[0] = now
+        return f
+    h.read_frame = timed
+    for _ in range(times):
+        sid = h.send_headers(request_fields(path))
+        last[0] = time.monotonic()
+        r = h.wait(sid, timeout=30)
+        assert r.status == 200 and r.body == body
+
+
 def test_a_reader_that_fills_its_window_is_not_held_by_the_cork(connect, docroot):
     """A client whose receive buffer fills (a small SO_RCVBUF, read as fast
     as Python reads) closes its TCP window again and again during a body of
@@ -186,21 +212,7 @@ def test_a_reader_that_fills_its_window_is_not_held_by_the_cork(connect, docroot
     docroot.write("window.bin", body)
     pauses = []
     with connect(rcvbuf=16384, **HUGE_WINDOW) as h:
-        read_frame, last = h.read_frame, [time.monotonic()]
-
-        def timed(timeout=10.0):
-            f = read_frame(timeout)
-            now = time.monotonic()
-            if now - last[0] >= 0.18:
-                pauses.append(round(now - last[0], 3))
-            last[0] = now
-            return f
-        h.read_frame = timed
-        for _ in range(10):
-            sid = h.send_headers(request_fields("/window.bin"))
-            last[0] = time.monotonic()
-            r = h.wait(sid, timeout=30)
-            assert r.status == 200 and r.body == body
+        download_timed(h, "/window.bin", body, 10, pauses)
     assert len(pauses) <= 2, pauses
 
 
@@ -219,23 +231,5 @@ def test_a_reader_that_pauses_now_and_then_is_not_held_by_the_cork(connect, docr
     pauses = []
     for every in (25, 35, 45, 60):
         with connect(rcvbuf=16384, **HUGE_WINDOW) as h:
-            read_frame, frames, last = h.read_frame, [0], [time.monotonic()]
-
-            def timed(timeout=10.0):
-                frames[0] += 1
-                if frames[0] % every == 0:
-                    time.sleep(0.02)
-                    last[0] = time.monotonic()
-                f = read_frame(timeout)
-                now = time.monotonic()
-                if now - last[0] >= 0.18:
-                    pauses.append(round(now - last[0], 3))
-                last[0] = now
-                return f
-            h.read_frame = timed
-            for _ in range(12):
-                sid = h.send_headers(request_fields("/pausing.bin"))
-                last[0] = time.monotonic()
-                r = h.wait(sid, timeout=30)
-                assert r.status == 200 and r.body == body
+            download_timed(h, "/pausing.bin", body, 12, pauses, stop_every=every)
     assert len(pauses) <= 2, pauses
