@@ -256,13 +256,15 @@ static void worker_died(struct master *m, unsigned i, int pid, int status)
     stats_add(&m->srv->stats->restarts, 1);
     int64_t now = sys_now_ms();
     int64_t delay = respawn_delay(&s->backoff, now - s->started);
-    report_exit(i, pid, status, delay);
     s->restart_at = now + delay;
-    if (delay == 0) {
+    /* Out of the group before the line says so: whoever reads "starting a
+     * new one in 4 s" may count on new connections going to the live
+     * workers, not on being queued here and reset a moment later. */
+    if (delay != 0)
+        close_listener(m, i); /* nobody accepts on it for a while */
+    report_exit(i, pid, status, delay);
+    if (delay == 0)
         start_worker(m, i); /* takes over the listener and its queue */
-        return;
-    }
-    close_listener(m, i); /* nobody accepts on it for a while: out of the group */
 }
 
 static void reap(struct master *m)
