@@ -217,6 +217,11 @@ struct server {
      * every worker shares (src/http3/) */
     int udp_fds[SETTINGS_WORKERS_MAX];
     struct h3_server *h3;
+    /* The eBPF map that steers the group by connection ID (h3_bpf.c), the
+     * master's alone, passed on by an upgrade (upgrade.c); -1: none. Our
+     * IDs start at h3_cid_base: 0, or 128 where the old master's were 0. */
+    int h3_map_fd;
+    uint8_t h3_cid_base;
     /* Last, as settings' tables are: only the sites in use are written. */
     struct vsite sites[SETTINGS_SITES_MAX]; /* one per settings.sites[]; [0] the default */
 };

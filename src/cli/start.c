@@ -652,6 +652,20 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
     return 0;
 }
 
+/* "FD:BASE": HTTP/3's steering map, inherited open; FD_CLOEXEC from now
+ * on, so only the next upgrade passes it on. */
+static void take_h3_map(struct server *s, const char *v)
+{
+    int fd = atoi(v);
+    const char *base = v + strcspn(v, ":,");
+    if (fd < 3 || *base != ':' || (base[1] != '0' && strncmp(base + 1, "128", 3) != 0))
+        return;
+    if (sys_set_cloexec(fd) < 0)
+        return;
+    s->h3_map_fd = fd;
+    s->h3_cid_base = base[1] == '0' ? 128 : 0;
+}
+
 /* What an upgrade needs later (SIGUSR2): this binary's path and arguments,
  * and, in the new master, which old one it replaces. */
 static void remember_origin(char **argv, struct server *s)
@@ -659,12 +673,15 @@ static void remember_origin(char **argv, struct server *s)
     s->argv = argv;
     if (sys_exe_path(s->exe_path, sizeof s->exe_path) < 0)
         s->exe_path[0] = '\0';
-    /* "PID[,reload][,systemd]": the old master, whether this is a SIGHUP
-     * reload, whether the listeners passed on came from systemd (else pith
-     * bound them: a reload may replace them as the file says). */
+    /* "PID[,reload][,systemd][,h3map=FD:BASE]": the old master, whether
+     * this is a SIGHUP reload, whether the listeners passed on came from
+     * systemd (else pith bound them: a reload may replace them as the file
+     * says), HTTP/3's steering map and the old master's connection-ID base
+     * (ours is the other one: h3_bpf.c). */
     const char *from = sys_getenv("PITH_UPGRADE_FROM");
     s->upgrade_from = from ? atoi(from) : 0;
     s->listeners_own = from != NULL;
+    s->h3_map_fd = -1;
     const char *p = from ? from + strcspn(from, ",") : NULL;
     while (p && *p == ',') {
         p++;
@@ -672,6 +689,8 @@ static void remember_origin(char **argv, struct server *s)
         s->reloading = s->reloading || (n == 6 && strncmp(p, "reload", 6) == 0);
         if (n == 7 && strncmp(p, "systemd", 7) == 0)
             s->listeners_own = false;
+        if (n > 6 && strncmp(p, "h3map=", 6) == 0)
+            take_h3_map(s, p + 6);
         p += n;
     }
 }

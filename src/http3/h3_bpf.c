@@ -1,34 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h3_bpf.c - the classic BPF program that steers each datagram to the
- * worker owning its connection (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5). The
- * kernel runs it on the UDP payload and uses its result as an index into
- * the reuseport group, whose sockets are the workers' in order (the master
- * binds them 0..n-1 and keeps them all open, so the order never changes).
+ * h3_bpf.c - the program that steers each datagram to the worker owning
+ * its connection, attached by the master to the workers' SO_REUSEPORT
+ * group before any worker exists (and before the sandbox).
  *
- * A short-header packet (RFC 9000 §17.3: first bit 0) names one of our
- * connection IDs right after its first byte, and our IDs carry the owning
- * worker's index in their first byte (h3_token.c): that byte is the
- * result. A long-header packet (an Initial, a Handshake, 0-RTT) gets
- * 0xffffffff, past the group's end, which makes the kernel fall back to its
- * hash of the 4-tuple (reuseport_select_sock), so new connections spread as
- * TCP's do. Long-header packets of one handshake come from one 4-tuple and
- * so reach the same worker; an index past the group (a stale ID of a
- * larger pith) falls back to the hash too, and gets a stateless reset.
+ * Our connection IDs start with a key (h3_token.c): the generation's base
+ * (0 or 128) plus the worker's index. A short-header packet (RFC 9000
+ * §17.3: first bit 0) names one of our IDs right after its first byte, so
+ * that byte picks the socket. A long-header packet (an Initial, a
+ * Handshake, 0-RTT) goes by the kernel's hash of its 4-tuple, so new
+ * connections spread as TCP's do, and the packets of one handshake, from
+ * one 4-tuple, reach one worker.
+ *
+ * Where the kernel lets the master load one (CAP_BPF or CAP_SYS_ADMIN,
+ * Linux 4.19), the program is eBPF over a REUSEPORT_SOCKARRAY map that
+ * holds each worker's socket at its key: the key is looked up, not
+ * counted along the group, so sockets may join and leave the group
+ * without moving anyone's packets. That is what an upgrade or a reload
+ * needs: the new master takes the map over (upgrade.c passes it on), puts
+ * its own sockets at the other generation's keys and attaches its program,
+ * which sends long headers, new connections, to its own workers; the old
+ * workers' connections keep reaching them by their keys until they drain,
+ * and a socket that closes leaves the map by itself. A key with no socket
+ * (an ID of a worker gone, or of an older run) falls back to the hash, and
+ * whoever gets it answers with a stateless reset.
+ *
+ * Elsewhere the program is classic BPF (SO_ATTACH_REUSEPORT_CBPF, Linux
+ * 4.5), whose result is an index into the group in join order: right while
+ * the group stays as the master bound it (the master keeps every socket
+ * open, restarts included), wrong once an upgrade's sockets join and the
+ * old ones leave, since the kernel then moves the last sockets into the
+ * holes (docs/DESIGN.md says what that costs).
  */
 #include "http3/h3_internal.h"
 
 #include <errno.h>
+#include <linux/bpf.h>
 #include <linux/filter.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef SO_ATTACH_REUSEPORT_CBPF
 #define SO_ATTACH_REUSEPORT_CBPF 51
 #endif
+#ifndef SO_ATTACH_REUSEPORT_EBPF
+#define SO_ATTACH_REUSEPORT_EBPF 52
+#endif
 
-int h3_bpf_attach(int fd, unsigned nworkers)
+#define KEYS 256 /* a connection ID's first byte */
+
+static int attach_cbpf(int fd)
 {
-    (void)nworkers; /* the kernel bounds the index by the group's size */
     static struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),            /* A = the first byte */
         BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80, 2, 0), /* long header: hash */
@@ -40,4 +65,116 @@ int h3_bpf_attach(int fd, unsigned nworkers)
     if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0)
         return -errno;
     return 0;
+}
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+    long r = syscall(__NR_bpf, cmd, attr, sizeof *attr);
+    return r < 0 ? -errno : (int)r;
+}
+
+static int map_create(void)
+{
+    union bpf_attr a;
+    memset(&a, 0, sizeof a);
+    a.map_type = BPF_MAP_TYPE_REUSEPORT_SOCKARRAY;
+    a.key_size = sizeof(uint32_t);
+    a.value_size = sizeof(uint64_t);
+    a.max_entries = KEYS;
+    return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_put(int map, uint32_t key, int fd)
+{
+    uint64_t value = (uint64_t)fd;
+    union bpf_attr a;
+    memset(&a, 0, sizeof a);
+    a.map_fd = (uint32_t)map;
+    a.key = (uint64_t)(uintptr_t)&key;
+    a.value = (uint64_t)(uintptr_t)&value;
+    a.flags = BPF_ANY;
+    return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+#define INSN(op, dst, src, o, i)                                                                   \
+    ((struct bpf_insn){.code = (op), .dst_reg = (dst), .src_reg = (src), .off = (o), .imm = (i)})
+
+/* The eBPF program over map: the key is the DCID's first byte for a short
+ * header, base + hash % n for a long one. It always passes: when no socket
+ * is at the key (bpf_sk_select_reuseport fails), the kernel hashes. */
+static int prog_load(int map, uint8_t base, unsigned n)
+{
+    enum { CTX = 6, KEY = -16, HEAD = -8 };
+    const struct bpf_insn code[] = {
+        INSN(BPF_ALU64 | BPF_MOV | BPF_X, CTX, 1, 0, 0),
+        /* The UDP payload's first two bytes (after the 8-byte header). */
+        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 10, 0, 0),
+        INSN(BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, HEAD),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 2),
+        INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_skb_load_bytes),
+        INSN(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 15, 0), /* too short: pass */
+        INSN(BPF_LDX | BPF_MEM | BPF_B, 2, 10, HEAD, 0),
+        INSN(BPF_JMP | BPF_JSET | BPF_K, 2, 0, 2, 0x80), /* long header */
+        INSN(BPF_LDX | BPF_MEM | BPF_B, 2, 10, HEAD + 1, 0),
+        INSN(BPF_JMP | BPF_JA, 0, 0, 3, 0),
+        INSN(BPF_LDX | BPF_MEM | BPF_W, 2, CTX, offsetof(struct sk_reuseport_md, hash), 0),
+        INSN(BPF_ALU | BPF_MOD | BPF_K, 2, 0, 0, (int32_t)n),
+        INSN(BPF_ALU | BPF_ADD | BPF_K, 2, 0, 0, base),
+        INSN(BPF_STX | BPF_MEM | BPF_W, 10, 2, KEY, 0),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, CTX, 0, 0),
+        INSN(BPF_LD | BPF_DW | BPF_IMM, 2, BPF_PSEUDO_MAP_FD, 0, map),
+        INSN(0, 0, 0, 0, 0),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 10, 0, 0),
+        INSN(BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, KEY),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 0),
+        INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_sk_select_reuseport),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, SK_PASS),
+        INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+    };
+    union bpf_attr a;
+    memset(&a, 0, sizeof a);
+    a.prog_type = BPF_PROG_TYPE_SK_REUSEPORT;
+    a.insns = (uint64_t)(uintptr_t)code;
+    a.insn_cnt = sizeof code / sizeof code[0];
+    a.license = (uint64_t)(uintptr_t) "MIT";
+    return sys_bpf(BPF_PROG_LOAD, &a);
+}
+
+/* The eBPF steering on map: fds at base.., the program attached. */
+static int steer_ebpf(int map, const int *fds, unsigned n, uint8_t base)
+{
+    for (unsigned i = 0; i < n; i++) {
+        int r = map_put(map, base + i, fds[i]);
+        if (r < 0)
+            return r;
+    }
+    int prog = prog_load(map, base, n);
+    if (prog < 0)
+        return prog;
+    int r = setsockopt(fds[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog, sizeof prog);
+    r = r < 0 ? -errno : 0;
+    close(prog); /* the group holds it now */
+    return r;
+}
+
+int h3_bpf_steer(struct server *srv, struct h3_server *h)
+{
+    const int *fds = srv->udp_fds;
+    unsigned n = srv->nlisten;
+    int map = srv->h3_map_fd; /* an upgrade's: the old master's keys live in it */
+    if (map < 0)
+        map = map_create();
+    if (map >= 0 && steer_ebpf(map, fds, n, srv->h3_cid_base) == 0) {
+        srv->h3_map_fd = map;
+        h->cid_base = srv->h3_cid_base;
+        h->ebpf = true;
+        return 0;
+    }
+    if (map >= 0)
+        close(map);
+    srv->h3_map_fd = -1;
+    srv->h3_cid_base = h->cid_base = 0; /* the classic program's keys are indices */
+    h->ebpf = false;
+    return n > 1 ? attach_cbpf(fds[0]) : 0;
 }

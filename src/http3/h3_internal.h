@@ -95,7 +95,9 @@ struct h3_server {
     uint8_t reset_secret[H3_SECRET_LEN];
     uint8_t token_secret[H3_SECRET_LEN];
     unsigned port;
-    int gso; /* 1: UDP_SEGMENT works here; 0: one datagram per send */
+    int gso;          /* 1: UDP_SEGMENT works here; 0: one datagram per send */
+    uint8_t cid_base; /* our connection IDs' first byte: this plus the worker's index */
+    bool ebpf;        /* steered by key through a map (h3_bpf.c), else by group order */
     char describe[96];
 };
 
@@ -306,9 +308,10 @@ int h3_udp_send_marked(struct h3_worker *hw, const struct h3_path *path, const u
                        size_t seg, uint8_t ecn);
 
 /* ---- h3_bpf.c ---------------------------------------------------------------------- */
-/* Attaches the steering program to the group (through any of its
- * sockets). 0 or -errno. */
-int h3_bpf_attach(int fd, unsigned nworkers);
+/* Steers the group of srv->udp_fds: eBPF through srv->h3_map_fd (made
+ * here, or an upgrade's) where the kernel allows it, else classic BPF;
+ * sets h->cid_base and h->ebpf. 0 or -errno. */
+int h3_bpf_steer(struct server *srv, struct h3_server *h);
 
 /* ---- h3_token.c --------------------------------------------------------------------- */
 int h3_secrets_make(struct h3_server *s);

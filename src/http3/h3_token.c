@@ -3,10 +3,11 @@
  * h3_token.c - what a worker answers without keeping state, and the
  * secrets that let any worker answer for another:
  *
- * - connection IDs: the worker's index, then 15 random bytes (h3_bpf.c
- *   steers by the index); each with its stateless reset token, HKDF of the
- *   shared reset secret and the ID (RFC 9000 §10.3.2), so the owner's
- *   token and a stranger worker's reset agree;
+ * - connection IDs: a key, the generation's base plus the worker's index,
+ *   then 15 random bytes (h3_bpf.c steers by the key); each with its
+ *   stateless reset token, HKDF of the shared reset secret and the ID
+ *   (RFC 9000 §10.3.2), so the owner's token and a stranger worker's
+ *   reset agree;
  * - Retry (RFC 9000 §8.1.2): a token sealed with the shared token secret
  *   (ngtcp2's AEAD token: the client's address, the original DCID, the time)
  *   valid for H3_RETRY_TOKEN_S, so it cannot be forged, nor replayed from
@@ -50,7 +51,7 @@ int h3_reset_token(const struct h3_server *s, const ngtcp2_cid *cid, uint8_t *to
 int h3_cid_new(struct h3_worker *hw, ngtcp2_cid *cid, uint8_t *reset_token)
 {
     cid->datalen = H3_CID_LEN;
-    cid->data[0] = (uint8_t)hw->w->index;
+    cid->data[0] = (uint8_t)(hw->srv->cid_base + hw->w->index);
     if (sys_random(cid->data + 1, H3_CID_LEN - 1) < 0)
         return -1;
     return reset_token ? h3_reset_token(hw->srv, cid, reset_token) : 0;

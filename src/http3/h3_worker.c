@@ -45,7 +45,7 @@ int h3_prepare(struct server *srv)
     struct settings *set = &srv->set;
     if (!set->http3 || !srv->tls) {
         set->http3 = false;
-        return 0;
+        return 0; /* an upgrade's steering map stays for the next one (h3_bpf.c) */
     }
     if (srv->tls_listen_addr.ss_family != AF_INET && srv->tls_listen_addr.ss_family != AF_INET6) {
         /* Inherited TLS sockets (systemd): no address of ours to bind UDP on. */
@@ -66,7 +66,7 @@ int h3_prepare(struct server *srv)
     }
     /* The master attaches the steering program before any worker exists
      * (and before the sandbox): one program for the whole group. */
-    if (srv->nlisten > 1 && (r = h3_bpf_attach(srv->udp_fds[0], srv->nlisten)) < 0) {
+    if ((r = h3_bpf_steer(srv, h)) < 0) {
         fprintf(stderr, "pith: HTTP/3: cannot attach the steering program: %s\n",
                 strerrordesc_np(-r));
         return 1;
@@ -74,8 +74,9 @@ int h3_prepare(struct server *srv)
     h->port = srv->tls_port;
     h->gso = h3_udp_probe_gso(srv->udp_fds[0]) == 0;
     /* No parentheses or commas: the start line's parentheses hold it. */
-    snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u %s%s", h->port,
-             h->gso ? "with GSO" : "without GSO", set->h3_retry ? " and Retry always" : "");
+    snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u %s%s%s", h->port,
+             h->gso ? "with GSO" : "without GSO", h->ebpf ? " and eBPF steering" : "",
+             set->h3_retry ? " and Retry always" : "");
     snprintf(set->alt_svc, sizeof set->alt_svc, "h3=\":%u\"; ma=%u", h->port,
              set->h3_alt_svc_max_age);
     srv->h3 = h;

@@ -79,7 +79,7 @@ void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping, b
         return;
     }
     unsigned n = collect_listeners(srv, fds, names);
-    char extra[64];
+    char extra[96];
     struct buf b = buf_make(extra, sizeof extra - 1);
     buf_put_cstr(&b, "PITH_UPGRADE_FROM=");
     buf_put_u64(&b, (uint64_t)sys_getpid());
@@ -87,12 +87,19 @@ void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping, b
         buf_put_cstr(&b, ",reload");
     if (!srv->listeners_own)
         buf_put_cstr(&b, ",systemd");
+    if (srv->h3_map_fd >= 0) { /* HTTP/3's steering map, at 3 + n (h3_bpf.c) */
+        buf_put_cstr(&b, ",h3map=");
+        buf_put_u64(&b, SD_LISTEN_FDS_START + n);
+        buf_put_char(&b, ':');
+        buf_put_u64(&b, srv->h3_cid_base);
+    }
     extra[b.len] = '\0';
     u->reload = reload;
     pidfile_move(u, srv, true);
     int pid = sys_fork();
     if (pid == 0) {
-        int r = sd_exec_with_listeners(srv->exe_path, srv->argv, fds, names, n, extra);
+        int r =
+            sd_exec_with_listeners(srv->exe_path, srv->argv, fds, names, n, srv->h3_map_fd, extra);
         log_error_errno("upgrade: execute the new binary", srv->exe_path, r);
         sys_exit(127);
     }

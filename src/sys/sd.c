@@ -144,7 +144,7 @@ static bool replaced_var(const char *s, const char *extra)
 }
 
 int sd_exec_with_listeners(const char *path, char *const argv[], const int *fds,
-                           const char *const *names, unsigned n, const char *extra)
+                           const char *const *names, unsigned n, int keep, const char *extra)
 {
     int high[SD_LISTEN_MAX];
     if (n > SD_LISTEN_MAX)
@@ -154,9 +154,14 @@ int sd_exec_with_listeners(const char *path, char *const argv[], const int *fds,
     for (unsigned i = 0; i < n; i++)
         if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
             return -errno;
+    int kept = keep < 0 ? -1 : fcntl(keep, F_DUPFD_CLOEXEC, 64);
+    if (keep >= 0 && kept < 0)
+        return -errno;
     for (unsigned i = 0; i < n; i++)
         if (dup2(high[i], SD_LISTEN_FDS_START + (int)i) < 0) /* dup2 clears CLOEXEC */
             return -errno;
+    if (kept >= 0 && dup2(kept, SD_LISTEN_FDS_START + (int)n) < 0)
+        return -errno;
     static char fds_var[32], pid_var[32], names_var[16 + SD_LISTEN_MAX * SD_NAME_MAX];
     snprintf(fds_var, sizeof fds_var, "LISTEN_FDS=%u", n);
     snprintf(pid_var, sizeof pid_var, "LISTEN_PID=%d", (int)getpid());

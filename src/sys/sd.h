@@ -38,11 +38,13 @@ int sd_listen_fds_take(struct sd_listener *out, unsigned cap);
  * NOTIFY_SOCKET is unset: nobody listens) or -errno. */
 int sd_notify_send(const char *msg);
 
-/* In a freshly forked child: moves fds[0..n) to 3.., sets LISTEN_FDS,
+/* In a freshly forked child: moves fds[0..n) to 3.., and keep (unless -1:
+ * a descriptor that is no listener, for the new binary to find by a
+ * number the caller writes into extra) to 3 + n; sets LISTEN_FDS,
  * LISTEN_PID (this process), LISTEN_FDNAMES (names joined by ':') and
  * extra ("NAME=value", may be NULL), clears the signal mask, and executes
  * path with argv. Returns only on failure, with -errno. */
 int sd_exec_with_listeners(const char *path, char *const argv[], const int *fds,
-                           const char *const *names, unsigned n, const char *extra);
+                           const char *const *names, unsigned n, int keep, const char *extra);
 
 #endif

@@ -152,7 +152,7 @@ static bool replaced_var(const char *s, const char *extra)
 }
 
 int sd_exec_with_listeners(const char *path, char *const argv[], const int *fds,
-                           const char *const *names, unsigned n, const char *extra)
+                           const char *const *names, unsigned n, int keep, const char *extra)
 {
     int high[SD_LISTEN_MAX];
     if (n > SD_LISTEN_MAX)
@@ -162,8 +162,16 @@ int sd_exec_with_listeners(const char *path, char *const argv[], const int *fds,
     for (unsigned i = 0; i < n; i++)
         if ((high[i] = (int)SC3(fcntl, fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
             return high[i];
+    int kept = keep < 0 ? -1 : (int)SC3(fcntl, keep, F_DUPFD_CLOEXEC, 64);
+    if (keep >= 0 && kept < 0)
+        return kept;
     for (unsigned i = 0; i < n; i++) {
         int r = sys_dup2(high[i], SD_LISTEN_FDS_START + (int)i); /* clears CLOEXEC */
+        if (r < 0)
+            return r;
+    }
+    if (kept >= 0) {
+        int r = sys_dup2(kept, SD_LISTEN_FDS_START + (int)n);
         if (r < 0)
             return r;
     }

@@ -59,6 +59,8 @@ int sys_open_log_at(int dirfd, const char *name);
 int sys_dup2(int from, int to);
 /* Makes `to` refer to what `from` does, close-on-exec (dup3). */
 int sys_dup_onto(int from, int to);
+/* Sets fd's close-on-exec flag (one inherited across an exec). */
+int sys_set_cloexec(int fd);
 int sys_unlink(const char *path);
 
 /* One directory entry from a getdents buffer: returns the next offset, or 0

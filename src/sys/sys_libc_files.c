@@ -162,6 +162,11 @@ int sys_dup_onto(int from, int to)
     return (int)ret(dup3(from, to, O_CLOEXEC));
 }
 
+int sys_set_cloexec(int fd)
+{
+    return (int)ret(fcntl(fd, F_SETFD, FD_CLOEXEC));
+}
+
 int sys_unlink(const char *path)
 {
     return (int)ret(unlink(path));

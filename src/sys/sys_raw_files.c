@@ -192,6 +192,11 @@ int sys_dup_onto(int from, int to)
     return (int)SC3(dup3, from, to, O_CLOEXEC);
 }
 
+int sys_set_cloexec(int fd)
+{
+    return (int)SC3(fcntl, fd, F_SETFD, FD_CLOEXEC);
+}
+
 int sys_unlink(const char *path)
 {
     return (int)SC3(unlinkat, AT_FDCWD, path, 0);
