@@ -50,7 +50,8 @@ TLS_SRC    = src/tls/tls.c src/tls/tls_ctx.c src/tls/tls_tickets.c
 # -lcrypt: basic auth (issue 22), libxcrypt's crypt_rn (libcrypt-dev)
 AUTH_SRC   = src/http/auth.c
 # -lnghttp2: HTTP/2 (issue 20; H2_SRC), framing, HPACK and flow control (libnghttp2-dev)
-H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_send.c src/http2/h2_stream.c
+H2_SRC     = src/http2/h2_conn.c src/http2/h2_mem.c src/http2/h2_send.c src/http2/h2_stream.c \
+             src/http2/h2_worker.c
 # HTTP/3 (issue 34; src/http3/, H3_SRC): QUIC from ngtcp2 >= 1.11 with its GnuTLS crypto helper,
 # HTTP/3 and QPACK from nghttp3 >= 1.8 (Debian 12: bookworm-backports; Debian 13: main; see
 # scripts/deps). Found by pkg-config; without them pith builds without HTTP/3 and says so

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_h2.c - the HTTP/2 glue (src/http2/h2_conn.c, h2_send.c,
- * h2_stream.c) driven by a hostile client: the input is the client's side
- * of one h2c connection to a real worker, which answers from a real
- * document root.
+ * fuzz_h2.c - the HTTP/2 glue (src/http2/h2_conn.c, h2_worker.c,
+ * h2_send.c, h2_stream.c) driven by a hostile client: the input is the
+ * client's side of one h2c connection to a real worker, which answers
+ * from a real document root.
  *
  * Why a fake event loop rather than a socketpair and the epoll backend:
  * the seam (loop.h) is the one place where the code below meets the

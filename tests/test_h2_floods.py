@@ -199,7 +199,7 @@ def test_the_highest_stream_id_again_is_a_connection_error(connect):
     """HEADERS on the highest stream id the client used, once that stream is
     closed: the id does not grow, so it is a connection error (RFC 9113
     §5.1.1) as a lower one is. The test above sends a lower id, which
-    cannot tell `>` from `>=` in on_begin_frame (h2_conn.c); with `>=`
+    cannot tell `>` from `>=` in on_begin_frame (h2_worker.c); with `>=`
     nghttp2 ignores this HEADERS and the connection idles on."""
     with connect() as h:
         assert h.request("/index.html").status == 200  # stream 1

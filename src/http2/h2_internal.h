@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * h2_internal.h - what h2_conn.c (the connection: session, input, limits,
- * timers, its life), h2_send.c (the connection's output buffer, the pump and
- * the cork), h2_stream.c (a stream: its request, its exchange, its HEADERS
+ * h2_internal.h - what h2_conn.c (the connection: session, input, timers,
+ * its life), h2_worker.c (what the sessions share: tables, nghttp2's
+ * callbacks for frames, the limits), h2_send.c (the connection's output
+ * buffer, the pump and the cork), h2_stream.c (a stream: its request, its exchange, its HEADERS
  * and DATA) and h2_mem.c (nghttp2's allocator) share. Nothing outside them
  * includes it.
  *
@@ -71,6 +72,11 @@ struct exchange;
 /* The header list a request may have: name + value + 32 per field (RFC 9113
  * §6.5.2), the same 16 KiB the HTTP/1 head gets; past it the answer is 431. */
 #define H2_HEADER_LIST_MAX (16 * 1024)
+/* SETTINGS_HEADER_TABLE_SIZE pith sends, and the most of the client's
+ * that its HPACK encoder uses (RFC 7541's default). */
+#define H2_HEADER_TABLE_SIZE 4096
+/* A frame header's length (RFC 9113 §4.1). */
+#define H2_FRAME_HDLEN 9
 /* Stream slots (64 KiB of address space each, resident only once used):
  * each connection may always hold H2_STREAM_RESERVE of them (at most
  * --h2-max-streams), whatever the others hold; besides those reserves the
@@ -210,6 +216,9 @@ void h2_pump(struct worker *w, struct h2_conn *hc);
 bool h2_sent(struct worker *w, struct h2_conn *hc, ssize_t n);
 /* The socket has room again (the transport's writable()): the pump goes on. */
 void h2_writable(struct worker *w, struct h2_conn *hc);
+/* nghttp2's send callback (its frames other than DATA, h2_worker.c sets
+ * it): copied into the output buffer, as much as there is room for. */
+ssize_t h2_send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud);
 
 /* ---- h2_conn.c, for h2_send.c and h2_stream.c ---- */
 
@@ -217,6 +226,15 @@ void h2_writable(struct worker *w, struct h2_conn *hc);
  * whole (it is empty); the streams whose DATA waited for room resume, and
  * it is filled from every stream nghttp2 has something for. */
 void h2_produce(struct worker *w, struct h2_conn *hc);
+/* The client moved something on: a request, DATA of its own, or a body
+ * its window let move (a DATA frame of ours with bytes in it). The wait
+ * for it (idle or with streams open) starts again from here. */
+void h2_progress(struct h2_conn *hc);
+
+/* ---- h2_worker.c, for h2_conn.c and h2_stream.c ---- */
+
+/* Ends the session with GOAWAY(code) (once; after a drain's GOAWAY too). */
+void h2_goaway(struct worker *w, struct h2_conn *hc, uint32_t code);
 /* A glitch happened; false when it emptied the bucket (GOAWAY is queued). */
 bool h2_glitch(struct worker *w, struct h2_conn *hc);
 /* A stream was reset (by either side); false when the budget ran out. */

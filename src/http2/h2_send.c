@@ -24,6 +24,7 @@
  * a pump (the deadlines, the close, reading on) is the session's (settle).
  */
 #include "base/worker.h"
+#include "core/bytes.h"
 #include "event/conn.h"
 #include "event/loop.h"
 #include "event/transport.h"
@@ -147,4 +148,43 @@ void h2_writable(struct worker *w, struct h2_conn *hc)
 {
     hc->sending = false;
     h2_pump(w, hc);
+}
+
+/* ---- nghttp2's output other than DATA ---- */
+
+/* pith's first SETTINGS frame, as nghttp2 wrote it into the output
+ * buffer at p (whole: it is the first frame, in an empty buffer): its
+ * SETTINGS_MAX_CONCURRENT_STREAMS entry, which nghttp2 was given as
+ * "unlimited", says the limit pith keeps itself (h2_conn_start says why). */
+static void tell_max_streams(struct h2_conn *hc, uint8_t *p, size_t n)
+{
+    uint32_t len = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+    PITH_ASSERT(n >= H2_FRAME_HDLEN + len && p[3] == NGHTTP2_SETTINGS &&
+                !(p[4] & NGHTTP2_FLAG_ACK));
+    for (uint8_t *e = p + H2_FRAME_HDLEN; e + 6 <= p + H2_FRAME_HDLEN + len; e += 6) {
+        if ((e[0] << 8 | e[1]) != NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+            continue;
+        uint32_t v = hc->w->set->h2_max_streams;
+        e[2] = (uint8_t)(v >> 24), e[3] = (uint8_t)(v >> 16), e[4] = (uint8_t)(v >> 8);
+        e[5] = (uint8_t)v;
+    }
+}
+
+/* nghttp2's frames other than DATA: copied whole or in part (nghttp2 keeps
+ * the rest and offers it again), never past the buffer's end. */
+ssize_t h2_send_cb(nghttp2_session *s, const uint8_t *data, size_t length, int flags, void *ud)
+{
+    (void)s, (void)flags;
+    struct h2_conn *hc = ud;
+    uint32_t room = h2_out_room(hc);
+    if (room == 0)
+        return NGHTTP2_ERR_WOULDBLOCK;
+    size_t n = length < room ? length : room;
+    mem_copy(h2_out_tail(hc), data, n);
+    if (!hc->settings_told) {
+        hc->settings_told = true;
+        tell_max_streams(hc, (uint8_t *)h2_out_tail(hc), n);
+    }
+    hc->out_len += (uint32_t)n;
+    return (ssize_t)n;
 }
