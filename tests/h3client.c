@@ -9,14 +9,22 @@
  *   Every mode takes --bind IP: its connections come from that local address
  *   (127.0.0.2 and up: another client, for the per-client limits).
  *
- *   h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP]
+ *   h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP] [--progress]
  *       One connection; requests come on stdin, answers go to stdout
  *       (tests/h3_adapter.py drives it: the black-box suite over HTTP/3).
- *       Every token is hex, "-" when empty.
+ *       Every token but TAG and LEN is hex, "-" when empty.
  *         in:  R TAG N NAME VALUE ... (N fields, pseudo-fields first) BODY
+ *              P TAG VALUE               a PRIORITY_UPDATE (RFC 9218 §7.2) for
+ *                                        TAG's open stream: VALUE a priority
+ *                                        field value, e.g. "u=0"
  *              C                         close (H3_NO_ERROR) and exit
  *         out: READY | FAIL WHY
  *              H TAG NAME VALUE          one response field, as decoded
+ *              D TAG LEN                 --progress: LEN bytes of the body so
+ *                                        far, at each piece that comes (the
+ *                                        order in which a connection's
+ *                                        streams were served, without clocks:
+ *                                        tests/test_h3_priority.py)
  *              E TAG LEN\n<LEN bytes>    the stream ended: the body
  *              X TAG CODE                the stream ended with an error (reset)
  *              CLOSED KIND CODE REASON   the connection ended (KIND: transport,
@@ -69,6 +77,7 @@ static bool manual_window;
 static unsigned server_port;
 static gnutls_certificate_credentials_t cred;
 static bool debug;
+static bool progress; /* stdio --progress: a D event at each piece of a body */
 
 __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
@@ -367,8 +376,11 @@ static int h_recv_data(nghttp3_conn *h3, int64_t id, const uint8_t *data, size_t
     struct stream *s = sud;
     if (s && mode->field == NULL)
         c->bytes += n; /* load mode counts, keeps nothing */
-    else if (s)
+    else if (s) {
         bytes_add(&s->body, data, n);
+        if (progress)
+            printf("D %s %zu\n", s->tag, s->body.n);
+    }
     if (!manual_window) {
         ngtcp2_conn_extend_max_stream_offset(c->qc, id, n);
         ngtcp2_conn_extend_max_offset(c->qc, n);
@@ -1041,6 +1053,26 @@ static void stdio_conn_end(struct conn *c, const char *kind, uint64_t code, cons
 static const struct mode stdio_mode = {stdio_ready, NULL, stdio_field, stdio_closed,
                                        stdio_conn_end};
 
+/* P TAG VALUE: nghttp3 sends the PRIORITY_UPDATE on our control stream
+ * (frame 0xF0700, RFC 9218 §7.2), which goes ahead of any request stream's
+ * bytes; the stream must be open (its request submitted, not yet ended). */
+static void priority_update(char *s)
+{
+    char *tag = strsep(&s, " ");
+    if (!tag || !s)
+        die("stdio: P TAG VALUE");
+    struct stream *st = the_conn->streams;
+    while (st && strcmp(st->tag, tag) != 0)
+        st = st->next;
+    if (!st)
+        die("stdio: P %s: no open stream has that tag", tag);
+    struct bytes v = {0};
+    size_t n = get_hex(&s, &v);
+    if (nghttp3_conn_set_client_stream_priority(the_conn->h3, st->id, v.p, n) != 0)
+        die("stdio: P %s: nghttp3_conn_set_client_stream_priority failed", tag);
+    free(v.p);
+}
+
 static void stdio_line(char *line)
 {
     char *s = line;
@@ -1048,6 +1080,10 @@ static void stdio_line(char *line)
     if (strcmp(cmd, "C") == 0) {
         conn_close(the_conn, NGHTTP3_H3_NO_ERROR);
         stdio_quit = true;
+        return;
+    }
+    if (strcmp(cmd, "P") == 0) {
+        priority_update(s);
         return;
     }
     if (strcmp(cmd, "R") != 0 || !s)
@@ -1788,7 +1824,8 @@ static int run_initials(unsigned count)
 
 static void usage(void)
 {
-    fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP] [--bind IP]\n"
+    fputs("usage: h3client stdio PORT [--sni NAME] [--ca FILE] [--addr IP] [--bind IP] "
+          "[--progress]\n"
           "       h3client load PORT -c CONNS -m STREAMS (-n REQUESTS | -d SECONDS) [--hold S] "
           "PATH...\n"
           "       h3client attack NAME PORT [-n COUNT] [--path PATH] [--grant BYTES]\n",
@@ -1817,6 +1854,10 @@ int main(int argc, char **argv)
     int i = 3;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(o, "--progress") == 0) {
+            progress = true; /* no value */
+            continue;
+        }
         if (!v)
             usage();
         i++;

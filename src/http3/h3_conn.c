@@ -497,7 +497,7 @@ static int recv_crypto_data(ngtcp2_conn *qc, ngtcp2_encryption_level level, uint
 static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_t offset,
                             const uint8_t *data, size_t len, void *ud, void *sud)
 {
-    (void)qc, (void)offset, (void)sud;
+    (void)qc, (void)sud;
     struct h3_conn *hc = ud;
     bool fin = flags & NGTCP2_STREAM_DATA_FLAG_FIN;
     if (refused(hc))
@@ -508,7 +508,7 @@ static int recv_stream_data(ngtcp2_conn *qc, uint32_t flags, int64_t id, uint64_
         h3_conn_progress(hc, ngtcp2_is_bidi_stream(id)); /* a request's bytes move deadlines */
     if (!hc->hc && h3_http_start(hc) < 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
-    return h3_http_recv(hc, id, data, len, fin) < 0 ? NGTCP2_ERR_CALLBACK_FAILURE : 0;
+    return h3_http_recv(hc, id, offset, data, len, fin) < 0 ? NGTCP2_ERR_CALLBACK_FAILURE : 0;
 }
 
 static int acked_stream_data_offset(ngtcp2_conn *qc, int64_t id, uint64_t offset, uint64_t n,

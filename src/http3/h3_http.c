@@ -48,7 +48,92 @@ static void consumed(struct h3_conn *hc, int64_t id, size_t n)
     ngtcp2_conn_extend_max_offset(hc->qc, n);
 }
 
-int h3_http_recv(struct h3_conn *hc, int64_t id, const uint8_t *p, size_t n, bool fin)
+/* ---- PRIORITY_UPDATE ----------------------------------------------------------------------- */
+
+/* RFC 9218 §7.2's PRIORITY_UPDATE for a request stream. nghttp3 applies it
+ * itself, but not to a stream whose priority pith set (h3_stream_request:
+ * a request without a priority field, made incremental):
+ * nghttp3_conn_set_server_stream_priority makes nghttp3 ignore the
+ * client's updates to it from then on, and nghttp3 has no callback for
+ * them. So pith reads the client's control stream too, after nghttp3 took
+ * the bytes (nghttp3 checks the stream: a malformed frame closes the
+ * connection), and hands each update to h3_stream.c. */
+#define FRAME_PRIORITY_UPDATE 0xF0700
+
+/* A varint at the start of p[0..n) (RFC 9000 §16): its length, 0 if cut. */
+static size_t varint(const uint8_t *p, size_t n, uint64_t *v)
+{
+    size_t len = n ? (size_t)1 << (p[0] >> 6) : 1;
+    if (len > n)
+        return 0;
+    *v = p[0] & 0x3f;
+    for (size_t i = 1; i < len; i++)
+        *v = *v << 8 | p[i];
+    return len;
+}
+
+static void priority_update(struct h3_conn *hc, const uint8_t *p, size_t n)
+{
+    uint64_t id;
+    size_t k = varint(p, n, &id);
+    if (k && id <= INT64_MAX) /* h3_stream.c knows its request streams' IDs */
+        h3_stream_priority_update(hc, (int64_t)id, p + k, n - k);
+}
+
+/* The control stream's frames, as they come (in order, pieces of any
+ * size): a frame's type and length (varints, byte by byte), then its
+ * payload, kept for a PRIORITY_UPDATE and skipped for any other. */
+static void ctrl_read(struct h3_conn *hc, const uint8_t *p, size_t n)
+{
+    struct h3_ctrl_reader *r = &hc->ctrl;
+    while (n) {
+        if (r->step < 2) {
+            if (r->vn == 0) {
+                r->vlen = (uint8_t)(1u << (p[0] >> 6));
+                r->v = p[0] & 0x3f;
+            } else {
+                r->v = r->v << 8 | p[0];
+            }
+            p++, n--;
+            if (++r->vn < r->vlen)
+                continue;
+            r->vn = 0;
+            if (r->step++ == 0) {
+                r->type = r->v;
+                continue;
+            }
+            r->len = r->left = r->v;
+            r->kept = 0;
+        } else {
+            size_t k = n < r->left ? n : (size_t)r->left;
+            if (r->type == FRAME_PRIORITY_UPDATE && r->len <= H3_PRIO_MAX) {
+                memcpy(r->buf + r->kept, p, k); /* kept + k <= len */
+                r->kept = (uint8_t)(r->kept + k);
+            }
+            p += k, n -= k, r->left -= k;
+        }
+        if (r->left == 0) { /* the payload is complete (it may be empty) */
+            if (r->type == FRAME_PRIORITY_UPDATE && r->len <= H3_PRIO_MAX)
+                priority_update(hc, r->buf, (size_t)r->len);
+            r->step = 0;
+        }
+    }
+}
+
+/* A client's unidirectional stream: the control stream is the one whose
+ * type (its first byte) is 0x00 (RFC 9114 §6.2.1; nghttp3 refuses a
+ * second one). */
+static void uni_read(struct h3_conn *hc, int64_t id, uint64_t off, const uint8_t *p, size_t n)
+{
+    if (!hc->ctrl.id && off == 0 && n && p[0] == 0x00) {
+        hc->ctrl.id = id;
+        p++, n--;
+    }
+    if (id == hc->ctrl.id)
+        ctrl_read(hc, p, n);
+}
+
+int h3_http_recv(struct h3_conn *hc, int64_t id, uint64_t off, const uint8_t *p, size_t n, bool fin)
 {
     nghttp3_ssize c = nghttp3_conn_read_stream(hc->hc, id, p, n, fin);
     if (c < 0) {
@@ -57,6 +142,8 @@ int h3_http_recv(struct h3_conn *hc, int64_t id, const uint8_t *p, size_t n, boo
         return -1;
     }
     consumed(hc, id, (size_t)c);
+    if (!ngtcp2_is_bidi_stream(id))
+        uni_read(hc, id, off, p, n);
     return 0;
 }
 

@@ -110,6 +110,21 @@ struct h3_path {
 
 struct h3_stream;
 
+/* The client's control stream as pith reads it beside nghttp3 (h3_http.c),
+ * for its PRIORITY_UPDATE frames only: nghttp3 checks the stream and
+ * applies what it may itself. */
+#define H3_PRIO_MAX 64 /* a PRIORITY_UPDATE's bytes kept: the stream's ID and the value */
+struct h3_ctrl_reader {
+    int64_t id;         /* the stream; 0 (a request stream's ID) until its type came */
+    uint8_t step;       /* 0: a frame's type, 1: its length, 2: its payload */
+    uint8_t vn, vlen;   /* a varint's bytes read, and how many it has */
+    uint8_t kept;       /* of a PRIORITY_UPDATE's payload */
+    uint64_t v;         /* the varint so far */
+    uint64_t type, len; /* the frame's */
+    uint64_t left;      /* of its payload, to come */
+    uint8_t buf[H3_PRIO_MAX];
+};
+
 /* One QUIC connection of a worker. */
 struct h3_conn {
     struct h3_worker *hw;
@@ -162,6 +177,7 @@ struct h3_conn {
      * there now (from its address's validation until it closes). */
     uint64_t client_key;
     bool client_counted;
+    struct h3_ctrl_reader ctrl; /* the client's PRIORITY_UPDATE frames */
     struct h3_conn *next_free;
 };
 
@@ -180,6 +196,9 @@ struct h3_stream {
     int refuse;                          /* HTTP/1's verdict (400, 414, 431), or 0 */
     int fields_verdict;                  /* http_fields' first refusal, or 0 */
     bool pseudo_done, too_big, malformed, answered, has_priority, blocked, read_done;
+    /* pith set its priority (no priority field): the client's updates
+     * are applied by h3_stream_priority_update, not nghttp3. */
+    bool pri_shared;
     bool waiting;       /* in the connection's list of streams with no answer yet */
     bool exchanging;    /* x is active: kept here, so ending a stream need not touch x */
     uint64_t opened_at; /* ns: a request unfinished past --timeout-header ends the connection */
@@ -405,8 +424,10 @@ void h3_client_refused(struct h3_worker *hw);
 void h3_http_callbacks(nghttp3_callbacks *cb);
 /* Sets hc's HTTP/3 layer up: the control and QPACK streams. 0 or -1. */
 int h3_http_start(struct h3_conn *hc);
-/* Stream data from ngtcp2 into nghttp3 (and flow control). 0 or -1. */
-int h3_http_recv(struct h3_conn *hc, int64_t id, const uint8_t *p, size_t n, bool fin);
+/* Stream data from ngtcp2 (at offset off of stream id) into nghttp3 (and
+ * flow control). 0 or -1. */
+int h3_http_recv(struct h3_conn *hc, int64_t id, uint64_t off, const uint8_t *p, size_t n,
+                 bool fin);
 
 /* ---- h3_stream.c -------------------------------------------------------------------- */
 int h3_streams_init(struct h3_worker *hw);
@@ -418,6 +439,9 @@ void h3_stream_free_all(struct h3_conn *hc);
 /* One decoded field; the end of the field section (the request is answered). */
 void h3_stream_field(struct h3_stream *st, struct span name, struct span value);
 void h3_stream_request(struct h3_stream *st);
+/* The client's PRIORITY_UPDATE for request stream id (RFC 9218 §7.2), the
+ * field value v: applied here to a stream whose priority pith set. */
+void h3_stream_priority_update(struct h3_conn *hc, int64_t id, const uint8_t *v, size_t n);
 /* nghttp3's read_data: the body from the queue into a chunk. */
 nghttp3_ssize h3_stream_read_body(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t veccnt,
                                   uint32_t *pflags, void *ud, void *sud);

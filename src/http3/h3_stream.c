@@ -546,14 +546,37 @@ void h3_stream_request(struct h3_stream *st)
         return;
     if (!st->pseudo_done && !pseudo_done(st))
         return;
-    if (!st->has_priority) {
+    nghttp3_pri pri;
+    if (!st->has_priority && nghttp3_conn_get_stream_priority(hc->hc, &pri, st->id) == 0 &&
+        pri.urgency == NGHTTP3_DEFAULT_URGENCY && !pri.inc) {
         /* RFC 9218's default (urgency 3) is not incremental: as over
          * HTTP/2, streams without the client's word share the connection
-         * round-robin; a priority field or PRIORITY_UPDATE still decides. */
+         * round-robin. A PRIORITY_UPDATE that came before the request
+         * (§7.1) left another priority, which stays (one to "u=3", the
+         * default, is taken for none). Once set here, nghttp3 ignores the
+         * client's updates: h3_stream_priority_update applies them. */
         const nghttp3_pri shared = {NGHTTP3_DEFAULT_URGENCY, 1};
         nghttp3_conn_set_server_stream_priority(hc->hc, st->id, &shared);
+        st->pri_shared = true;
     }
     answer(hc->hw->w, st);
+    h3_dirty(hc);
+}
+
+void h3_stream_priority_update(struct h3_conn *hc, int64_t id, const uint8_t *v, size_t n)
+{
+    struct h3_stream *st = hc->streams;
+    while (st && st->id != id)
+        st = st->next;
+    /* nghttp3 applies the others itself (a stream with a priority field,
+     * or one whose request has not come yet). */
+    if (!st || !st->pri_shared)
+        return;
+    /* The update's value replaces the priority: what it leaves out is at
+     * the default (§7), as nghttp3 reads one. */
+    nghttp3_pri pri = {NGHTTP3_DEFAULT_URGENCY, 0};
+    if (nghttp3_pri_parse_priority(&pri, v, n) == 0)
+        nghttp3_conn_set_server_stream_priority(hc->hc, id, &pri);
     h3_dirty(hc);
 }
 
