@@ -247,6 +247,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     open_root(&srv);
     srv.stats = stats_create(1700000000);
     srv.status_fd = -1;
+    srv.h3_map_fd = -1; /* no steering map handed over */
     srv.ready_pipe[0] = srv.ready_pipe[1] = -1;
     for (unsigned i = 0; i < SETTINGS_WORKERS_MAX; i++)
         srv.listen_fds[i] = srv.tls_listen_fds[i] = srv.udp_fds[i] = -1;

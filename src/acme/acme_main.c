@@ -393,7 +393,11 @@ static void shed(struct server *srv)
             sys_close(srv->listen_fds[i]);
         if (srv->tls_listen_fds[i] >= 0)
             sys_close(srv->tls_listen_fds[i]);
+        if (srv->set.http3 && srv->udp_fds[i] >= 0)
+            sys_close(srv->udp_fds[i]);
     }
+    if (srv->h3_map_fd >= 0)
+        sys_close(srv->h3_map_fd); /* HTTP/3's steering: the master's alone */
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd);
     for (unsigned i = 0; i < srv->set.nsites; i++) {

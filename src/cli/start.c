@@ -652,18 +652,33 @@ static int check_run(const struct config *cfg, struct server *s, start_loop_choo
     return 0;
 }
 
-/* "FD:BASE": HTTP/3's steering map, inherited open; FD_CLOEXEC from now
- * on, so only the next upgrade passes it on. */
+/* A decimal number at *p below limit, *p moved past it; -1 for none. */
+static long decimal_below(const char **p, long limit)
+{
+    long v = 0;
+    const char *q = *p;
+    for (; *q >= '0' && *q <= '9' && v < limit; q++)
+        v = v * 10 + (*q - '0');
+    if (q == *p || v >= limit)
+        return -1;
+    *p = q;
+    return v;
+}
+
+/* "FD:BASE": HTTP/3's steering map, inherited open, and the old master's
+ * connection-ID base (a multiple of 64); ours is the next one, so four
+ * generations can overlap. FD_CLOEXEC from now on, so only the next
+ * upgrade passes it on; h3_bpf.c checks it is such a map before use. */
 static void take_h3_map(struct server *s, const char *v)
 {
-    int fd = atoi(v);
-    const char *base = v + strcspn(v, ":,");
-    if (fd < 3 || *base != ':' || (base[1] != '0' && strncmp(base + 1, "128", 3) != 0))
+    long fd = decimal_below(&v, 1 << 20);
+    long base = *v == ':' ? (v++, decimal_below(&v, 256)) : -1;
+    if (fd < 3 || base < 0 || base % 64 || (*v && *v != ','))
         return;
-    if (sys_set_cloexec(fd) < 0)
+    if (sys_set_cloexec((int)fd) < 0)
         return;
-    s->h3_map_fd = fd;
-    s->h3_cid_base = base[1] == '0' ? 128 : 0;
+    s->h3_map_fd = (int)fd;
+    s->h3_cid_base = (uint8_t)((base + 64) & 0xff);
 }
 
 /* What an upgrade needs later (SIGUSR2): this binary's path and arguments,

@@ -5,12 +5,14 @@
  * group before any worker exists (and before the sandbox).
  *
  * Our connection IDs start with a key (h3_token.c): the generation's base
- * (0 or 128) plus the worker's index. A short-header packet (RFC 9000
- * §17.3: first bit 0) names one of our IDs right after its first byte, so
- * that byte picks the socket. A long-header packet (an Initial, a
- * Handshake, 0-RTT) goes by the kernel's hash of its 4-tuple, so new
- * connections spread as TCP's do, and the packets of one handshake, from
- * one 4-tuple, reach one worker.
+ * (0, 64, 128 or 192) plus the worker's index. A short-header packet (RFC
+ * 9000 §17.3: first bit 0) names one of our IDs right after its first
+ * byte, so that byte picks the socket; so does a Handshake packet, whose
+ * Destination Connection ID (§17.2: its length at byte 5, the ID from
+ * byte 6) is ours once the client has our Initial. Initial and 0-RTT
+ * packets, which may still carry the client's own choice, go by the
+ * kernel's hash of their 4-tuple, so new connections spread as TCP's do,
+ * and the packets of one handshake, from one 4-tuple, reach one worker.
  *
  * Where the kernel lets the master load one (CAP_BPF or CAP_SYS_ADMIN,
  * Linux 4.19), the program is eBPF over a REUSEPORT_SOCKARRAY map that
@@ -18,19 +20,22 @@
  * counted along the group, so sockets may join and leave the group
  * without moving anyone's packets. That is what an upgrade or a reload
  * needs: the new master takes the map over (upgrade.c passes it on), puts
- * its own sockets at the other generation's keys and attaches its program,
+ * its own sockets at the next generation's keys and attaches its program,
  * which sends long headers, new connections, to its own workers; the old
  * workers' connections keep reaching them by their keys until they drain,
  * and a socket that closes leaves the map by itself. A key with no socket
  * (an ID of a worker gone, or of an older run) falls back to the hash, and
  * whoever gets it answers with a stateless reset.
  *
- * Elsewhere the program is classic BPF (SO_ATTACH_REUSEPORT_CBPF, Linux
- * 4.5), whose result is an index into the group in join order: right while
- * the group stays as the master bound it (the master keeps every socket
- * open, restarts included), wrong once an upgrade's sockets join and the
- * old ones leave, since the kernel then moves the last sockets into the
- * holes (docs/DESIGN.md says what that costs).
+ * Elsewhere (the start line says why) the program is classic BPF
+ * (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5), whose result is an index into the
+ * group in join order: right while the group stays as the master bound it
+ * (the master keeps every socket open, restarts included), wrong once an
+ * upgrade's sockets join and the old ones leave, since the kernel then
+ * moves the last sockets into the holes (docs/DESIGN.md says what that
+ * costs). A master that upgraded from one without the map starts a map of
+ * its own at base 0: the old master's IDs, indices from 0, then name the
+ * new sockets, and its connections end (pith(1), UPGRADES).
  */
 #include "http3/h3_internal.h"
 
@@ -84,6 +89,21 @@ static int map_create(void)
     return sys_bpf(BPF_MAP_CREATE, &a);
 }
 
+/* Whether fd is a map of ours (an upgrade's: anything else is left alone). */
+static bool map_ours(int fd)
+{
+    struct bpf_map_info info;
+    memset(&info, 0, sizeof info);
+    union bpf_attr a;
+    memset(&a, 0, sizeof a);
+    a.info.bpf_fd = (uint32_t)fd;
+    a.info.info_len = sizeof info;
+    a.info.info = (uint64_t)(uintptr_t)&info;
+    return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) == 0 &&
+           info.type == BPF_MAP_TYPE_REUSEPORT_SOCKARRAY && info.key_size == sizeof(uint32_t) &&
+           info.max_entries == KEYS;
+}
+
 static int map_put(int map, uint32_t key, int fd)
 {
     uint64_t value = (uint64_t)fd;
@@ -100,27 +120,38 @@ static int map_put(int map, uint32_t key, int fd)
     ((struct bpf_insn){.code = (op), .dst_reg = (dst), .src_reg = (src), .off = (o), .imm = (i)})
 
 /* The eBPF program over map: the key is the DCID's first byte for a short
- * header, base + hash % n for a long one. It always passes: when no socket
- * is at the key (bpf_sk_select_reuseport fails), the kernel hashes. */
+ * header or a Handshake packet with an ID of our length, else base + hash
+ * % n. It always passes: when no socket is at the key
+ * (bpf_sk_select_reuseport fails), the kernel hashes. */
 static int prog_load(int map, uint8_t base, unsigned n)
 {
-    enum { CTX = 6, KEY = -16, HEAD = -8 };
+    enum { CTX = 6, KEY = -16, HEAD = -8 }; /* HEAD: the payload's first 7 bytes */
     const struct bpf_insn code[] = {
         INSN(BPF_ALU64 | BPF_MOV | BPF_X, CTX, 1, 0, 0),
-        /* The UDP payload's first two bytes (after the 8-byte header). */
+        /* The UDP payload's first bytes (after the 8-byte header). */
         INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, 8),
         INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 10, 0, 0),
         INSN(BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, HEAD),
-        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 2),
+        INSN(BPF_ALU64 | BPF_MOV | BPF_K, 4, 0, 0, 7),
         INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_skb_load_bytes),
-        INSN(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 15, 0), /* too short: pass */
+        INSN(BPF_JMP | BPF_JNE | BPF_K, 0, 0, 22, 0), /* too short: pass */
         INSN(BPF_LDX | BPF_MEM | BPF_B, 2, 10, HEAD, 0),
         INSN(BPF_JMP | BPF_JSET | BPF_K, 2, 0, 2, 0x80), /* long header */
         INSN(BPF_LDX | BPF_MEM | BPF_B, 2, 10, HEAD + 1, 0),
-        INSN(BPF_JMP | BPF_JA, 0, 0, 3, 0),
+        INSN(BPF_JMP | BPF_JA, 0, 0, 10, 0), /* to the key */
+        /* Long: a Handshake packet (type 2) to an ID of our length? */
+        INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 2, 0, 0),
+        INSN(BPF_ALU64 | BPF_AND | BPF_K, 3, 0, 0, 0x30),
+        INSN(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 4, 0x20),
+        INSN(BPF_LDX | BPF_MEM | BPF_B, 3, 10, HEAD + 5, 0),
+        INSN(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 2, H3_CID_LEN),
+        INSN(BPF_LDX | BPF_MEM | BPF_B, 2, 10, HEAD + 6, 0),
+        INSN(BPF_JMP | BPF_JA, 0, 0, 3, 0), /* to the key */
+        /* Initial, 0-RTT: this generation's socket by the hash. */
         INSN(BPF_LDX | BPF_MEM | BPF_W, 2, CTX, offsetof(struct sk_reuseport_md, hash), 0),
         INSN(BPF_ALU | BPF_MOD | BPF_K, 2, 0, 0, (int32_t)n),
         INSN(BPF_ALU | BPF_ADD | BPF_K, 2, 0, 0, base),
+        /* The key: the socket there, if any. */
         INSN(BPF_STX | BPF_MEM | BPF_W, 10, 2, KEY, 0),
         INSN(BPF_ALU64 | BPF_MOV | BPF_X, 1, CTX, 0, 0),
         INSN(BPF_LD | BPF_DW | BPF_IMM, 2, BPF_PSEUDO_MAP_FD, 0, map),
@@ -162,10 +193,14 @@ int h3_bpf_steer(struct server *srv, struct h3_server *h)
 {
     const int *fds = srv->udp_fds;
     unsigned n = srv->nlisten;
-    int map = srv->h3_map_fd; /* an upgrade's: the old master's keys live in it */
+    int map = srv->h3_map_fd, r = -EBADF; /* an upgrade's: the old keys live in it */
+    if (map >= 0 && !map_ours(map))
+        map = -1; /* not ours to use, nor to close */
     if (map < 0)
-        map = map_create();
-    if (map >= 0 && steer_ebpf(map, fds, n, srv->h3_cid_base) == 0) {
+        srv->h3_cid_base = 0;
+    if (map < 0)
+        map = r = map_create();
+    if (map >= 0 && (r = steer_ebpf(map, fds, n, srv->h3_cid_base)) == 0) {
         srv->h3_map_fd = map;
         h->cid_base = srv->h3_cid_base;
         h->ebpf = true;
@@ -173,8 +208,11 @@ int h3_bpf_steer(struct server *srv, struct h3_server *h)
     }
     if (map >= 0)
         close(map);
+    h->ebpf_errno = -r;
     srv->h3_map_fd = -1;
     srv->h3_cid_base = h->cid_base = 0; /* the classic program's keys are indices */
     h->ebpf = false;
-    return n > 1 ? attach_cbpf(fds[0]) : 0;
+    /* After an upgrade, over the old master's program (with one worker
+     * too): an eBPF one would send new connections to the old keys. */
+    return n > 1 || srv->upgrade_from ? attach_cbpf(fds[0]) : 0;
 }

@@ -98,7 +98,8 @@ struct h3_server {
     int gso;          /* 1: UDP_SEGMENT works here; 0: one datagram per send */
     uint8_t cid_base; /* our connection IDs' first byte: this plus the worker's index */
     bool ebpf;        /* steered by key through a map (h3_bpf.c), else by group order */
-    char describe[96];
+    int ebpf_errno;   /* why not (the start line says) */
+    char describe[160];
 };
 
 /* One datagram's addresses (the path) and ECN. */

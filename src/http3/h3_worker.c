@@ -74,8 +74,12 @@ int h3_prepare(struct server *srv)
     h->port = srv->tls_port;
     h->gso = h3_udp_probe_gso(srv->udp_fds[0]) == 0;
     /* No parentheses or commas: the start line's parentheses hold it. */
+    char steering[96] = " and eBPF steering";
+    if (!h->ebpf)
+        snprintf(steering, sizeof steering, " and classic BPF steering: eBPF refused: %s",
+                 strerrordesc_np(h->ebpf_errno));
     snprintf(h->describe, sizeof h->describe, "; HTTP/3 on udp/%u %s%s%s", h->port,
-             h->gso ? "with GSO" : "without GSO", h->ebpf ? " and eBPF steering" : "",
+             h->gso ? "with GSO" : "without GSO", steering,
              set->h3_retry ? " and Retry always" : "");
     snprintf(set->alt_svc, sizeof set->alt_svc, "h3=\":%u\"; ma=%u", h->port,
              set->h3_alt_svc_max_age);
