@@ -194,6 +194,13 @@ def during(srv, name, *args):
 
 # ---- floods that spend the glitch budget ---------------------------------------------------
 
+# What a flooding client has sent when it sees the close: the budget
+# (1,000, refilled at 100 a second) and what was still on its way to the
+# server then. Those in flight grow with the server's lag, so this bounds
+# them loosely (1,600 was passed once, by CI's four test processes on two
+# cores); the server's own count, the glitches it took, is the tight bound.
+SENT_MAX = 3000
+
 def test_rapid_reset(srv):
     """HTTP/3's Rapid Reset (the CVE-2023-44487 pattern over QUIC):
     requests opened and reset at once, over and over. Each stream closed
@@ -202,8 +209,9 @@ def test_rapid_reset(srv):
     cost = Cost(srv)
     r, _ = during(srv, "rapid_reset", "-n", 5000, "--path", "/big.bin")
     assert (r["end"], int(r["code"])) == ("application", H3_EXCESSIVE_LOAD), r
-    assert 1000 <= int(r["sent"]) < 1600, r
+    assert 1000 <= int(r["sent"]) < SENT_MAX, r
     cost.closed("flood")
+    assert 1000 <= cost.glitches() < 1700
     cost.check()
 
 
@@ -220,7 +228,7 @@ def test_packets_that_do_no_work(srv, name, what):
     cost = Cost(srv)
     r, _ = during(srv, name, "-n", 5000, "--path", "/1k.bin")
     assert r["end"] == "repeated", r
-    assert 1000 <= int(r["sent"]) < 1600, r
+    assert 1000 <= int(r["sent"]) < SENT_MAX, r
     cost.closed("flood")
     assert 1000 <= cost.glitches() < 1700
     cost.check(cpu_max=0.5)
