@@ -704,7 +704,7 @@ static void remember_origin(char **argv, struct server *s)
         s->reloading = s->reloading || (n == 6 && strncmp(p, "reload", 6) == 0);
         if (n == 7 && strncmp(p, "systemd", 7) == 0)
             s->listeners_own = false;
-        if (n > 6 && strncmp(p, "h3map=", 6) == 0)
+        if (H3_BUILT && n > 6 && strncmp(p, "h3map=", 6) == 0)
             take_h3_map(s, p + 6);
         p += n;
     }

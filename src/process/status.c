@@ -483,10 +483,10 @@ int status_run(const struct server *srv)
     for (unsigned i = 0; srv->tls && i < srv->nlisten; i++)
         if (srv->tls_listen_fds[i] >= 0)
             sys_close(srv->tls_listen_fds[i]);
-    for (unsigned i = 0; srv->set.http3 && i < srv->nlisten; i++)
+    for (unsigned i = 0; H3_BUILT && srv->set.http3 && i < srv->nlisten; i++)
         if (srv->udp_fds[i] >= 0)
             sys_close(srv->udp_fds[i]);
-    if (srv->h3_map_fd >= 0)
+    if (H3_BUILT && srv->h3_map_fd >= 0)
         sys_close(srv->h3_map_fd);                   /* HTTP/3's steering: the master's alone */
     for (unsigned i = 0; i < srv->set.nsites; i++) { /* it serves no file */
         sys_close(srv->sites[i].root_fd);

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "core/bytes.h"
+#include "http3/h3.h" /* H3_BUILT */
 #include "sys/sd.h"
 #include "sys/sys.h"
 
@@ -87,7 +88,7 @@ void upgrade_start(struct upgrade *u, const struct server *srv, bool stopping, b
         buf_put_cstr(&b, ",reload");
     if (!srv->listeners_own)
         buf_put_cstr(&b, ",systemd");
-    if (srv->h3_map_fd >= 0) { /* HTTP/3's steering map, at 3 + n (h3_bpf.c) */
+    if (H3_BUILT && srv->h3_map_fd >= 0) { /* HTTP/3's steering map, at 3 + n (h3_bpf.c) */
         buf_put_cstr(&b, ",h3map=");
         buf_put_u64(&b, SD_LISTEN_FDS_START + n);
         buf_put_char(&b, ':');

@@ -395,7 +395,7 @@ int worker_run(const struct server *srv, unsigned index)
     }
     if (srv->status_fd >= 0)
         sys_close(srv->status_fd); /* the status process's alone */
-    if (srv->h3_map_fd >= 0)
+    if (H3_BUILT && srv->h3_map_fd >= 0)
         sys_close(srv->h3_map_fd); /* the master's, for an upgrade */
     if (srv->ready_pipe[0] >= 0)
         sys_close(srv->ready_pipe[0]);
