@@ -34,6 +34,23 @@ H3CLIENT = os.environ.get("PITH_H3CLIENT") or os.path.join(REPO, "build", "h3cli
 CONNECTION_SPECIFIC = h2_adapter.CONNECTION_SPECIFIC
 
 
+def end_h3client(p):
+    """Ends an h3client stdio process: C (close with H3_NO_ERROR) and a
+    wait, a kill past 5 s."""
+    if p.poll() is None:
+        try:
+            p.stdin.write(b"C\n")
+            p.stdin.close()
+        except OSError:  # BrokenPipeError among them
+            pass
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    p.stdout.close()
+
+
 class NotH3(AssertionError):
     """The test asked for something that only HTTP/1 has."""
 
@@ -255,18 +272,7 @@ class Conn:
         raise NotH3("waiting for the server to close the connection")
 
     def close(self, rst=False):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.write(b"C\n")
-                self.p.stdin.close()
-            except (BrokenPipeError, OSError):
-                pass
-            try:
-                self.p.wait(5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.p.stdout.close()
+        end_h3client(self.p)
 
     def __enter__(self):
         return self

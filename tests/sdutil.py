@@ -45,6 +45,26 @@ def assert_all_workers_serve(master, n, text=""):
 SETUP_DELAY_MS = 400
 
 
+def wait_until(pred, timeout=15.0, what="condition"):
+    """Polls pred until it is true (its value is returned); fails at the
+    deadline, naming what it waited for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)
+
+
+def read_pid(path):
+    """The pid in a pidfile, or None while there is none (or half of one)."""
+    try:
+        return int(open(path).read())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
 def io_args():
     return ["--io", PITH_IO] if PITH_IO else []
 

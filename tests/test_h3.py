@@ -383,6 +383,30 @@ def test_metrics(pith, docroot):
     assert not [k for k in metrics(status_port(s2)) if k.startswith("pith_h3_")]
 
 
+def _bpf_maps(pid):
+    """How many of pid's descriptors are eBPF maps."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:bpf-map"
+        except FileNotFoundError:
+            pass
+    return n
+
+
+def test_only_the_master_holds_the_steering_map(pith):
+    """The eBPF map that steers datagrams (h3_bpf.c) is the master's, for
+    an upgrade to pass on: its workers and its status process close their
+    copies (a process with the map could change where datagrams go)."""
+    s = pith(*tls_args("--status", "127.0.0.1:0"), workers=2)
+    if "and eBPF steering" not in s.stderr_text():
+        pytest.skip("no eBPF steering here: " + s.stderr_text()[:300])
+    kids = s.wait_workers(3)  # the master's children: two workers and the status process
+    assert len(kids) == 3, kids
+    assert _bpf_maps(s.pid) == 1
+    assert [_bpf_maps(k) for k in kids] == [0, 0, 0]
+
+
 # ---- migration ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("how", ["migration", "nat-rebinding"])

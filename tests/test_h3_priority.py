@@ -24,6 +24,7 @@ import time
 import pytest
 
 from conftest import REPO, tls_pki
+from h3_adapter import end_h3client
 
 pytestmark = pytest.mark.full_only("HTTP/3")
 
@@ -129,18 +130,7 @@ class Progress:
         return dict(self.ends)[tag]
 
     def close(self):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.write(b"C\n")
-                self.p.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.p.wait(5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.p.stdout.close()
+        end_h3client(self.p)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pytest
 import h3util
 from conftest import PITH_BIN, free_port, pid_alive, tls_pki
 from h3util import Client
-from sdutil import Notify, assert_clean_stderr, environ_of, io_args
+from sdutil import Notify, assert_clean_stderr, environ_of, io_args, wait_until
 
 pytestmark = pytest.mark.full_only("HTTP/3")
 
@@ -34,23 +34,6 @@ RATE = 384 * 1024      # its speed, bytes a second: about eight seconds
 @pytest.fixture(scope="module", autouse=True)
 def _h3_here():
     h3util.need_h3()
-
-
-def wait_until(pred, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.02)
-
-
-def read_pid(path):
-    try:
-        return int(open(path).read())
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 def fetch(port, path, client=None):
@@ -142,7 +125,7 @@ def test_quic_connections_reach_their_worker_across_an_upgrade(tmp_path):
         assert (status, version) == (200, "3")
         assert hashlib.sha256(body).digest() == hashlib.sha256(big).digest()
         assert slow.connects() == 1, "the download moved to another connection"
-        wait_until(lambda: not pid_alive(old), what="the old master's exit")
+        wait_until(lambda: not pid_alive(old), what="the old master's exit", timeout=20)
         assert master.wait(10) == 0
 
         # The old sockets have left the group: the new workers' connections
@@ -162,12 +145,12 @@ def test_quic_connections_reach_their_worker_across_an_upgrade(tmp_path):
         new = int(n.wait_for("READY=1", timeout=20)["MAINPID"])
         env = [e for e in environ_of(new) if e.startswith("PITH_UPGRADE_FROM=")]
         assert len(env) == 1 and re.search(r",h3map=\d+:64$", env[0]), env
-        wait_until(lambda: not pid_alive(older), what="the second old master's exit")
+        wait_until(lambda: not pid_alive(older), what="the second old master's exit", timeout=20)
         for i in range(10):
             status, body, version = fetch(tls_port, "/mid.bin")
             assert (status, body == mid, version) == (200, True, "3"), (i, status, version)
         os.kill(new, signal.SIGTERM)
-        wait_until(lambda: not pid_alive(new), what="the new master's exit")
+        wait_until(lambda: not pid_alive(new), what="the new master's exit", timeout=20)
         assert_clean_stderr(open(tmp_path / "err").read())
     finally:
         for pid in (new, master.pid):

@@ -17,8 +17,8 @@ import pytest
 
 import http_raw
 from conftest import PITH_BIN, free_port, listening_ports, pid_alive, proc_children
-from sdutil import Notify, io_args
-from test_upgrade import h2load, h2load_result, read_pid, wait_until
+from sdutil import Notify, io_args, read_pid, wait_until
+from test_upgrade import h2load, h2load_result
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 import http_raw
 from conftest import PITH_BIN, free_port, hook_bin, pid_alive, proc_children
 from sdutil import (SETUP_DELAY_MS, Launched, Notify, assert_all_workers_serve,
-                    assert_clean_stderr, environ_of, io_args)
+                    assert_clean_stderr, environ_of, io_args, read_pid, wait_until)
 
 
 @pytest.fixture
@@ -27,23 +27,6 @@ def site(tmp_path):
     root.mkdir()
     (root / "index.html").write_text("x" * 2000)
     return root
-
-
-def wait_until(pred, timeout=15.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.02)
-
-
-def read_pid(path):
-    try:
-        return int(open(path).read())
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 def install_copy(src, dst):
